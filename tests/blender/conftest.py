@@ -1,0 +1,80 @@
+"""Real Blender (bpy from PyPI) with the built extension installed by Blender's own installer.
+
+``import bpy`` works once per process, so one Blender serves the whole session:
+the zip is installed and enabled once, and each test starts from an empty
+factory scene. Tests that need a fresh process (reopening files without the
+add-on) use ``run_blender`` to run a script in a subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = "bl_ext.user_default.unified_particles"
+
+# Keep Blender's user config and caches out of the user's home (must precede `import bpy`).
+_USER_DIR = tempfile.mkdtemp(prefix="up-blender-user-")
+os.environ["BLENDER_USER_RESOURCES"] = _USER_DIR
+os.environ["XDG_CACHE_HOME"] = os.path.join(_USER_DIR, "cache")
+
+
+def extension_zip() -> Path:
+    """The built zip: from ``make`` (UP_EXTENSION_ZIP) or built now with ``make extension``."""
+    env_zip = os.environ.get("UP_EXTENSION_ZIP")
+    if env_zip:
+        return Path(env_zip)
+    subprocess.run(["make", "-s", "extension"], cwd=REPO, check=True)
+    zips = sorted((REPO / "dist").glob("unified_particles-*.zip"))
+    assert zips, "make extension wrote no zip"
+    return zips[-1]
+
+
+def blender_env() -> dict[str, str]:
+    """Environment for Blender subprocesses: same isolated user folder as this session."""
+    return dict(os.environ)
+
+
+@pytest.fixture(scope="session")
+def bpy_module() -> Iterator[ModuleType]:
+    import bpy
+
+    zip_path = extension_zip()
+    result = bpy.ops.extensions.package_install_files(
+        filepath=str(zip_path), repo="user_default", enable_on_install=True
+    )
+    assert result == {"FINISHED"}, result
+    assert PACKAGE in bpy.context.preferences.addons, "the extension did not enable"
+    yield bpy
+
+
+@pytest.fixture
+def bpy_clean(bpy_module: ModuleType) -> ModuleType:
+    """An empty scene with the add-on enabled, as after File > New > General with nothing in it."""
+    bpy = bpy_module
+    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+    if PACKAGE not in bpy.context.preferences.addons:
+        import addon_utils
+
+        addon_utils.enable(PACKAGE, default_set=True)
+    return bpy
+
+
+def run_blender(script: str, timeout: float = 300.0) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in a fresh Python with bpy (a new Blender), sharing the user folder."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        env=blender_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
