@@ -15,6 +15,7 @@ from types import ModuleType
 _MODULE_NAMES: tuple[str, ...] = (
     "properties",
     "operators",
+    "bake",
     "panels",
     "handlers",
 )

@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -44,7 +43,7 @@ def blender_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def bpy_module() -> Iterator[ModuleType]:
+def bpy_module() -> ModuleType:
     import bpy
 
     zip_path = extension_zip()
@@ -53,7 +52,7 @@ def bpy_module() -> Iterator[ModuleType]:
     )
     assert result == {"FINISHED"}, result
     assert PACKAGE in bpy.context.preferences.addons, "the extension did not enable"
-    yield bpy
+    return bpy
 
 
 @pytest.fixture

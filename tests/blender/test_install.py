@@ -38,17 +38,35 @@ def test_installed_extension_registers_then_unregisters_cleanly(bpy_clean: Modul
     assert hasattr(bpy.types.Scene, "unified_particles")
     assert hasattr(bpy.types.Object, "unified_particles")
     assert bpy.context.scene.unified_particles.particle_radius > 0.0
-    assert "UNIFIED_PARTICLES_PG_scene" in registered_classes(bpy)
-    assert any(h.startswith("frame_change_post:") for h in extension_handlers(bpy))
+    classes = registered_classes(bpy)
+    assert "UNIFIED_PARTICLES_PG_scene" in classes
+    for name in (
+        "make_rigid",
+        "make_cloth",
+        "make_granular",
+        "make_collider",
+        "clear",
+        "reset",
+        "apply_preset",
+    ):
+        assert f"UNIFIED_PARTICLES_OT_{name}" in classes
+        assert hasattr(bpy.ops.unified_particles, name)
+    for name in ("main", "world", "advanced", "object", "cache"):
+        assert f"UNIFIED_PARTICLES_PT_{name}" in classes
+    handlers = extension_handlers(bpy)
+    assert {"frame_change_post:on_frame_change_post", "load_pre:on_load_pre"} <= set(handlers), handlers
 
     addon_utils.disable(PACKAGE, default_set=True)
     assert PACKAGE not in bpy.context.preferences.addons
     assert registered_classes(bpy) == set()
     assert extension_handlers(bpy) == []
+    assert not hasattr(bpy.types, "UNIFIED_PARTICLES_OT_make_rigid")
+    assert not hasattr(bpy.types, "UNIFIED_PARTICLES_PT_main")
     assert not hasattr(bpy.types.Scene, "unified_particles")
     assert not hasattr(bpy.types.Object, "unified_particles")
 
     addon_utils.enable(PACKAGE, default_set=True)
     assert PACKAGE in bpy.context.preferences.addons
-    assert "UNIFIED_PARTICLES_PG_scene" in registered_classes(bpy)
+    assert registered_classes(bpy) == classes
+    assert sorted(extension_handlers(bpy)) == sorted(handlers)
     assert bpy.context.scene.unified_particles.substeps >= 1

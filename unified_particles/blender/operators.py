@@ -1,11 +1,289 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Operators of the sidebar tab (filled in by the Blender-layer issue)."""
+"""Operators of the sidebar tab: make selected meshes rigid, cloth, granular or colliders; clear; reset.
+
+``unified_particles.bake`` and ``unified_particles.free_bake`` belong to ``bake.py`` (registered by it).
+Every operator acts on all selected mesh objects, reports problems with ``report({'ERROR'}, ...)`` and
+returns ``{'CANCELLED'}`` without changing anything, and can be undone.
+"""
 
 from __future__ import annotations
 
 import bpy
+from bpy.props import EnumProperty
 
-classes: tuple[type, ...] = ()
+from . import granular, mesh_io, simulation
+from .properties import PRESET_ITEMS, PRESETS, apply_preset
+
+# A mesh thinner than this fraction of its size is flat (no volume).
+FLAT_TOLERANCE = 1e-6
+
+
+def _object_mode_poll(cls: type, context: bpy.types.Context) -> bool:
+    if context.scene is None:
+        cls.poll_message_set("No active scene")  # type: ignore[attr-defined]
+        return False
+    if context.mode != "OBJECT":
+        cls.poll_message_set("Switch to Object Mode first")  # type: ignore[attr-defined]
+        return False
+    return True
+
+
+def _selected_meshes(context: bpy.types.Context) -> list[bpy.types.Object]:
+    return [o for o in context.selected_objects if o.type == "MESH"]
+
+
+def _world_mesh(
+    obj: bpy.types.Object, context: bpy.types.Context
+) -> tuple[mesh_io.FloatArray, mesh_io.IntArray]:
+    depsgraph = context.evaluated_depsgraph_get()
+    local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
+    matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
+    if obj.unified_particles.has_rest:
+        matrix = simulation.rigid_rest_matrix(obj)
+    return mesh_io.transform_points(matrix, local), tris
+
+
+def _is_flat(vertices: mesh_io.FloatArray) -> bool:
+    if len(vertices) == 0:
+        return True
+    size = float(max(vertices.max(axis=0) - vertices.min(axis=0)))
+    return mesh_io.thickness(vertices) <= FLAT_TOLERANCE * max(size, 1e-12)
+
+
+def release(obj: bpy.types.Object) -> None:
+    """Undo what the simulation did to ``obj`` (rest pose, hidden source, particle object)."""
+    simulation.restore_objects([obj])
+    if obj.unified_particles.particle_object is not None or obj.unified_particles.role == "GRANULAR":
+        granular.remove_particle_object(obj)
+
+
+class _MakeOperator(bpy.types.Operator):
+    """Common part of the Make operators."""
+
+    bl_options = {"REGISTER", "UNDO"}
+    role = "NONE"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return _object_mode_poll(cls, context)
+
+    def check_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
+        """Why ``obj`` cannot take this role (None if it can)."""
+        return None
+
+    def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
+        """Give ``obj`` the role (after every object passed ``check_object``)."""
+        obj.unified_particles.role = self.role
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        objects = _selected_meshes(context)
+        if not objects:
+            self.report({"ERROR"}, "Select one or more mesh objects first")
+            return {"CANCELLED"}
+        for obj in objects:
+            source = obj.unified_particles.source_object
+            if source is not None:
+                self.report({"ERROR"}, f"{obj.name!r} shows the grains of {source.name!r}: select the source")
+                return {"CANCELLED"}
+            try:
+                problem = self.check_object(context, obj)
+            except Exception as exc:
+                problem = f"{obj.name!r}: {exc}"
+            if problem:
+                self.report({"ERROR"}, problem)
+                return {"CANCELLED"}
+        for obj in objects:
+            if obj.unified_particles.role != self.role:
+                release(obj)
+            try:
+                self.setup_object(context, obj)
+            except Exception as exc:
+                self.report({"ERROR"}, f"{obj.name!r}: {exc}")
+                return {"CANCELLED"}
+        context.scene.render.use_lock_interface = True  # live simulation during render runs safely
+        simulation.invalidate(context.scene, None)
+        names = ", ".join(o.name for o in objects)
+        self.report({"INFO"}, f"{self.role.title()}: {names}")
+        return {"FINISHED"}
+
+
+class UNIFIED_PARTICLES_OT_make_rigid(_MakeOperator):
+    """Simulate the selected meshes as rigid bodies made of particles"""
+
+    bl_idname = "unified_particles.make_rigid"
+    bl_label = "Make Rigid"
+    role = "RIGID"
+
+    def check_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
+        vertices, tris = _world_mesh(obj, context)
+        if len(tris) == 0 or _is_flat(vertices):
+            return (
+                f"{obj.name!r} is flat and has no volume: make it cloth or a collider, or give it thickness"
+            )
+        return None
+
+
+class UNIFIED_PARTICLES_OT_make_cloth(_MakeOperator):
+    """Simulate the selected meshes as cloth: one particle per vertex"""
+
+    bl_idname = "unified_particles.make_cloth"
+    bl_label = "Make Cloth"
+    role = "CLOTH"
+
+    def check_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
+        if len(obj.data.polygons) == 0:
+            return f"{obj.name!r} has no faces: cloth needs a surface"
+        if obj.data.shape_keys is not None:
+            return f"{obj.name!r} has shape keys: remove them before making it cloth"
+        return None
+
+    def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
+        super().setup_object(context, obj)
+        simulation.cloth_rest_positions(obj)  # keep the original vertex positions in the mesh
+
+
+class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
+    """Fill the selected meshes with grains (the mesh is hidden, a particle object shows the grains)"""
+
+    bl_idname = "unified_particles.make_granular"
+    bl_label = "Make Granular"
+    role = "GRANULAR"
+
+    def check_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
+        vertices, tris = _world_mesh(obj, context)
+        if len(tris) == 0 or _is_flat(vertices):
+            return f"{obj.name!r} is flat and has no volume to fill with grains"
+        return None
+
+    def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
+        radius = context.scene.unified_particles.particle_radius
+        points = simulation.grain_points(obj, context.evaluated_depsgraph_get(), radius)
+        if obj.unified_particles.particle_object is None:
+            granular.create_particle_object(obj, points, radius)
+        else:
+            granular.update_particle_object(obj.unified_particles.particle_object, points, radius)
+        super().setup_object(context, obj)
+        if obj.unified_particles.density == 1000.0:
+            obj.unified_particles.density = 1600.0  # a sand-like default rather than water
+
+
+class UNIFIED_PARTICLES_OT_make_collider(_MakeOperator):
+    """Make the selected meshes obstacles: static, or moving with their animation"""
+
+    bl_idname = "unified_particles.make_collider"
+    bl_label = "Make Collider"
+    role = "COLLIDER"
+
+    def check_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
+        _, tris = _world_mesh(obj, context)
+        if len(tris) == 0:
+            return f"{obj.name!r} has no faces to collide with"
+        return None
+
+    def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
+        vertices, _ = _world_mesh(obj, context)
+        # A flat mesh (a ground plane) has no inside for a distance volume: use an infinite plane.
+        obj.unified_particles.collider_shape = "PLANE" if _is_flat(vertices) else "MESH"
+        super().setup_object(context, obj)
+
+
+class UNIFIED_PARTICLES_OT_clear(bpy.types.Operator):
+    """Stop simulating the selected objects and put them back as they were"""
+
+    bl_idname = "unified_particles.clear"
+    bl_label = "Clear"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return _object_mode_poll(cls, context)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        objects: list[bpy.types.Object] = []
+        for obj in context.selected_objects:
+            source = obj.unified_particles.source_object
+            target = source if source is not None else obj
+            if target.unified_particles.role != "NONE" and target not in objects:
+                objects.append(target)
+        if not objects:
+            self.report({"ERROR"}, "Select one or more simulated objects first")
+            return {"CANCELLED"}
+        simulation.reset(context.scene)  # everything back to rest, so the rest can be rebuilt
+        for obj in objects:
+            release(obj)
+            obj.unified_particles.role = "NONE"
+        simulation.invalidate(context.scene, None)
+        self.report({"INFO"}, f"Cleared: {', '.join(o.name for o in objects)}")
+        return {"FINISHED"}
+
+
+class UNIFIED_PARTICLES_OT_reset(bpy.types.Operator):
+    """Put every simulated object back to its start and forget the simulated frames"""
+
+    bl_idname = "unified_particles.reset"
+    bl_label = "Reset Simulation"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return _object_mode_poll(cls, context)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        simulation.reset(context.scene)
+        self.report({"INFO"}, "Simulation reset")
+        return {"FINISHED"}
+
+
+class UNIFIED_PARTICLES_OT_apply_preset(bpy.types.Operator):
+    """Set the material of the selected objects to a preset"""
+
+    bl_idname = "unified_particles.apply_preset"
+    bl_label = "Apply Preset"
+    bl_options = {"REGISTER", "UNDO"}
+
+    preset: EnumProperty(name="Preset", items=PRESET_ITEMS)  # type: ignore[valid-type]
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.object
+        if obj is None or obj.unified_particles.role not in ("RIGID", "CLOTH", "GRANULAR"):
+            cls.poll_message_set("The active object must be rigid, cloth or granular")  # type: ignore[attr-defined]
+            return False
+        return True
+
+    @classmethod
+    def description(cls, context: bpy.types.Context, properties: bpy.types.OperatorProperties) -> str:
+        for ident, label, role, values in PRESETS:
+            if ident == properties.preset:
+                shown = ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in values.items())
+                return f"{role.title()} preset {label}: {shown}"
+        return "Apply a material preset"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        objects = {o for o in context.selected_objects}
+        if context.object is not None:
+            objects.add(context.object)
+        changed = [
+            o.name
+            for o in sorted(objects, key=lambda o: o.name)
+            if apply_preset(o.unified_particles, self.preset)
+        ]
+        if not changed:
+            self.report({"ERROR"}, "No selected object has the role this preset is for")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Preset applied to {', '.join(changed)}")
+        return {"FINISHED"}
+
+
+classes: tuple[type, ...] = (
+    UNIFIED_PARTICLES_OT_make_rigid,
+    UNIFIED_PARTICLES_OT_make_cloth,
+    UNIFIED_PARTICLES_OT_make_granular,
+    UNIFIED_PARTICLES_OT_make_collider,
+    UNIFIED_PARTICLES_OT_clear,
+    UNIFIED_PARTICLES_OT_reset,
+    UNIFIED_PARTICLES_OT_apply_preset,
+)
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
 

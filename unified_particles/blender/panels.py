@@ -1,11 +1,192 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Panels of the sidebar tab (filled in by the Blender-layer issue)."""
+"""The "Unified Particles" tab in the 3D View sidebar: World, Object, and Cache and Bake sub-panels."""
 
 from __future__ import annotations
 
 import bpy
 
-classes: tuple[type, ...] = ()
+from . import simulation
+from .properties import presets_for_role
+
+CATEGORY = "Unified Particles"
+MAIN_PANEL = "UNIFIED_PARTICLES_PT_main"
+
+
+class _SidebarPanel:
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = CATEGORY
+
+
+class UNIFIED_PARTICLES_PT_main(_SidebarPanel, bpy.types.Panel):
+    bl_label = "Unified Particles"
+    bl_idname = MAIN_PANEL
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        col = layout.column(align=True)
+        row = col.row(align=True)
+        row.operator("unified_particles.make_rigid", text="Rigid", icon="MESH_CUBE")
+        row.operator("unified_particles.make_cloth", text="Cloth", icon="MOD_CLOTH")
+        row = col.row(align=True)
+        row.operator("unified_particles.make_granular", text="Granular", icon="PARTICLES")
+        row.operator("unified_particles.make_collider", text="Collider", icon="MOD_PHYSICS")
+        row = layout.row(align=True)
+        row.operator("unified_particles.clear", icon="X")
+        row.operator("unified_particles.reset", text="Reset", icon="FILE_REFRESH")
+
+
+class UNIFIED_PARTICLES_PT_world(_SidebarPanel, bpy.types.Panel):
+    bl_label = "World"
+    bl_parent_id = MAIN_PANEL
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        settings = context.scene.unified_particles
+        col = layout.column()
+        col.prop(settings, "particle_radius")
+        col.prop(settings, "substeps")
+        col.prop(settings, "iterations")
+        row = col.row()
+        row.prop(context.scene, "use_gravity", text="Gravity")
+        sub = col.column()
+        sub.active = context.scene.use_gravity
+        sub.prop(context.scene, "gravity", text="")
+
+
+class UNIFIED_PARTICLES_PT_advanced(_SidebarPanel, bpy.types.Panel):
+    bl_label = "Advanced"
+    bl_parent_id = "UNIFIED_PARTICLES_PT_world"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        settings = context.scene.unified_particles
+        col = layout.column()
+        for name in (
+            "stabilization_iterations",
+            "relaxation",
+            "shock_propagation",
+            "sleep_threshold",
+            "max_speed",
+            "damping",
+            "restitution",
+        ):
+            col.prop(settings, name)
+
+
+class UNIFIED_PARTICLES_PT_object(_SidebarPanel, bpy.types.Panel):
+    bl_label = "Object"
+    bl_parent_id = MAIN_PANEL
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return context.object is not None
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        obj = context.object
+        source = obj.unified_particles.source_object
+        if source is not None:
+            layout.label(text=f"Grains of {source.name}", icon="PARTICLES")
+            obj = source
+        settings = obj.unified_particles
+        layout.prop(settings, "role", text="Role")
+        role = settings.role
+        if role == "NONE":
+            layout.label(text="Use the buttons above to simulate it", icon="INFO")
+            return
+        presets = presets_for_role(role)
+        if presets:
+            flow = layout.grid_flow(row_major=True, columns=3, even_columns=True, align=True)
+            for ident, label in presets:
+                flow.operator("unified_particles.apply_preset", text=label).preset = ident
+        col = layout.column()
+        if role == "RIGID":
+            col.prop(settings, "density")
+            col.prop(settings, "friction")
+        elif role == "CLOTH":
+            col.prop(settings, "area_density")
+            col.prop(settings, "friction")
+            col.prop(settings, "stretch_stiffness", slider=True)
+            col.prop(settings, "bend_stiffness", slider=True)
+            if obj.type == "MESH":
+                col.prop_search(settings, "pin_group", obj, "vertex_groups", text="Pin Group")
+            col.prop(settings, "self_collision")
+        elif role == "GRANULAR":
+            col.prop(settings, "density")
+            col.prop(settings, "friction")
+            col.prop(settings, "cohesion", slider=True)
+            col.prop(settings, "particle_object")
+        elif role == "COLLIDER":
+            col.prop(settings, "collider_shape")
+            col.prop(settings, "friction")
+
+
+class UNIFIED_PARTICLES_PT_cache(_SidebarPanel, bpy.types.Panel):
+    bl_label = "Cache and Bake"
+    bl_parent_id = MAIN_PANEL
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        scene = context.scene
+        settings = scene.unified_particles
+        col = layout.column()
+        col.prop(settings, "cache_directory")
+        col.prop(settings, "cache_memory_limit")
+
+        box = layout.box()
+        sim = simulation.find_simulation(scene)
+        used = sim.memory_bytes if sim is not None else 0
+        limit = settings.cache_memory_limit * 1024 * 1024
+        box.label(text=f"Memory: {used / 2**20:.1f} of {limit / 2**20:.0f} MiB", icon="MEMORY")
+        for line in simulation.status_lines(scene):
+            box.label(text=line)
+        if settings.is_baked:
+            box.label(text="Baked: live simulation is off", icon="CHECKMARK")
+
+        row = layout.row(align=True)
+        if hasattr(bpy.types, "UNIFIED_PARTICLES_OT_bake"):
+            row.operator("unified_particles.bake", icon="REC")
+        if hasattr(bpy.types, "UNIFIED_PARTICLES_OT_free_bake"):
+            row.operator("unified_particles.free_bake", icon="TRASH")
+
+        if settings.last_error:
+            err = layout.box()
+            err.alert = True
+            err.label(text="Last error:", icon="ERROR")
+            for chunk in _wrap(settings.last_error, 40):
+                err.label(text=chunk)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    words, lines, line = text.split(), [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    if line:
+        lines.append(line)
+    return lines
+
+
+classes: tuple[type, ...] = (
+    UNIFIED_PARTICLES_PT_main,
+    UNIFIED_PARTICLES_PT_world,
+    UNIFIED_PARTICLES_PT_advanced,
+    UNIFIED_PARTICLES_PT_object,
+    UNIFIED_PARTICLES_PT_cache,
+)
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
 

@@ -1,0 +1,251 @@
+"""Our solver (unified_particles.core) on one standard scene, in its own process so peak memory is per scene.
+
+    python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M|S5 [--frames N]
+
+Each frame is one ``World.step(1 / 24)``, timed alone; quality figures are read after the timed call.
+Prints one JSON result line (see common.py). Solver settings per scene are in SETTINGS below (World
+defaults unless a scene needs a particle radius of its own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+
+import numpy as np
+
+from benchmarks import scenes
+from benchmarks.common import emit, peak_rss_mb, result, set_budget, time_frames
+
+# Keyword arguments for World(...) per scene. Only the radius is fixed by the scene; everything else is the
+# World's default budget (substeps, iterations), so the figures are what a user gets out of the box.
+SETTINGS: dict[str, dict] = {
+    "S1": {"radius": scenes.S1_RADIUS},
+    "S2": {"radius": scenes.S2_RADIUS},
+    "S3": {"radius": scenes.S3_RADIUS},
+    "S4": {"radius": scenes.S3_RADIUS},
+}
+
+# S5 hook: the demo scene (issue 7). The first importable module here that has ``build_world()`` is used;
+# it returns a core World, or (World, frames). Until one exists, S5 is skipped with a note.
+DEMO_BUILDERS = ("unified_particles.demo", "demo.scene", "demo")
+
+
+def _world(**kw):
+    from unified_particles.core import World
+
+    return World(gravity=(0.0, 0.0, -9.81), **kw)
+
+
+def _count_constraints(w, fallback: int | None) -> int | None:
+    """Constraint count as the World reports it, if it does; else the count derived from the scene."""
+    for name in ("constraint_count", "num_constraints", "n_constraints"):
+        v = getattr(w, name, None)
+        if v is not None:
+            v = v() if callable(v) else v
+            try:
+                return int(v)
+            except (TypeError, ValueError):
+                pass
+    stats = getattr(w, "stats", None)
+    if callable(stats):
+        try:
+            s = stats()
+            if isinstance(s, dict) and "constraints" in s:
+                return int(s["constraints"])
+        except Exception:
+            pass
+    return fallback
+
+
+def _settings_note(w, kw: dict) -> str:
+    parts = [f"radius {kw['radius']:.4g} m"]
+    for name in ("substeps", "iterations"):
+        v = getattr(w, name, None)
+        if isinstance(v, int | float):
+            parts.append(f"{name} {v}")
+    return ", ".join(parts)
+
+
+def run_s1(frames: int) -> dict:
+    base = peak_rss_mb()
+    t0 = time.perf_counter()
+    cv, cf = scenes.s1_cloth()
+    sv, sf = scenes.s1_sphere()
+    kw = SETTINGS["S1"]
+    w = _world(**kw)
+    cloth = w.add_cloth(cv, cf, mass=1.0, stretch_compliance=0.0, bend_compliance=1e-3)
+    w.add_collider_mesh(sv, sf, transform=np.eye(4), friction=0.5)
+    edges = scenes.grid_edges(scenes.S1_N)
+    rest = np.linalg.norm(cv[edges[:, 0]] - cv[edges[:, 1]], axis=1)
+    # derived count: triangle edges (stretch/shear) + interior edges (one bending pair each)
+    e = np.sort(np.concatenate([cf[:, [0, 1]], cf[:, [1, 2]], cf[:, [2, 0]]]), axis=1)
+    _, counts = np.unique(e, axis=0, return_counts=True)
+    derived = int(len(counts) + np.count_nonzero(counts == 2))
+    build_s = time.perf_counter() - t0
+    tr = scenes.Tracker()
+
+    def measure(_f):
+        p = np.asarray(cloth.vertex_positions, dtype=np.float64)
+        tr.stretch(scenes.edge_stretch(p, edges, rest))
+        tr.penetration(scenes.convex_penetration(p, sv, sf))
+        tr.lowest(p[:, 2].min())
+
+    times = time_frames(lambda f: w.step(1.0 / scenes.FPS), measure, frames)
+    return result(
+        "S1",
+        "ours",
+        times,
+        particles=len(w.positions),
+        constraints=_count_constraints(w, derived),
+        quality=tr.as_dict(),
+        base_rss_mb=base,
+        build_s=build_s,
+        notes=_settings_note(w, kw) + "; penetration = cloth vertex inside the sphere mesh",
+    )
+
+
+def run_s2(frames: int) -> dict:
+    base = peak_rss_mb()
+    t0 = time.perf_counter()
+    kw = SETTINGS["S2"]
+    w = _world(**kw)
+    bodies, verts = [], []
+    for c in scenes.s2_cube_centers():
+        v, f = scenes.cube(scenes.S2_SIDE, c)
+        bodies.append(w.add_rigid(v, f, density=1000.0, friction=0.5))
+        verts.append(np.c_[v, np.ones(len(v))])
+    w.add_collider_plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), friction=0.5)
+    build_s = time.perf_counter() - t0
+    tr = scenes.Tracker()
+
+    def measure(_f):
+        low = min(
+            float((np.asarray(b.transform) @ vh.T)[2].min()) for b, vh in zip(bodies, verts, strict=True)
+        )
+        tr.lowest(low)
+        tr.penetration(max(0.0, -low))
+
+    times = time_frames(lambda f: w.step(1.0 / scenes.FPS), measure, frames)
+    return result(
+        "S2",
+        "ours",
+        times,
+        particles=len(w.positions),
+        constraints=_count_constraints(w, len(bodies)),
+        quality=tr.as_dict(),
+        base_rss_mb=base,
+        build_s=build_s,
+        notes=_settings_note(w, kw) + "; lowest z = lowest cube corner (rigid transform of the mesh)",
+    )
+
+
+def _grains(scene: str, points: np.ndarray, frames: int) -> dict:
+    base = peak_rss_mb()
+    t0 = time.perf_counter()
+    kw = SETTINGS["S4" if scene.startswith("S4") else "S3"]
+    r = kw["radius"]
+    w = _world(**kw)
+    w.add_granular(points, density=1600.0, friction=0.5)
+    w.add_collider_plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), friction=0.5)
+    del points
+    build_s = time.perf_counter() - t0
+    tr = scenes.Tracker()
+
+    def measure(_f):
+        low = float(np.asarray(w.positions)[:, 2].min()) - r
+        tr.lowest(low)
+        tr.penetration(max(0.0, -low))
+
+    times = time_frames(lambda f: w.step(1.0 / scenes.FPS), measure, frames)
+    return result(
+        scene,
+        "ours",
+        times,
+        particles=len(w.positions),
+        constraints=_count_constraints(w, None),
+        quality=tr.as_dict(),
+        base_rss_mb=base,
+        build_s=build_s,
+        notes=_settings_note(w, kw) + "; lowest z = lowest grain bottom (centre - radius)",
+    )
+
+
+def find_demo_builder():
+    for mod in DEMO_BUILDERS:
+        try:
+            m = importlib.import_module(mod)
+        except ImportError:
+            continue
+        fn = getattr(m, "build_world", None)
+        if callable(fn):
+            return mod, fn
+    return None, None
+
+
+def run_s5(frames: int) -> dict:
+    mod, fn = find_demo_builder()
+    if fn is None:
+        return {
+            "scene": "S5",
+            "solver": "ours",
+            "skipped": "no demo scene builder yet ("
+            + ", ".join(f"{m}.build_world" for m in DEMO_BUILDERS)
+            + ")",
+        }
+    base = peak_rss_mb()
+    t0 = time.perf_counter()
+    built = fn()
+    w, n = built if isinstance(built, tuple) else (built, frames)
+    build_s = time.perf_counter() - t0
+    tr = scenes.Tracker()
+
+    def measure(_f):
+        tr.lowest(float(np.asarray(w.positions)[:, 2].min()))
+
+    times = time_frames(lambda f: w.step(1.0 / scenes.FPS), measure, int(n))
+    return result(
+        "S5",
+        "ours",
+        times,
+        particles=len(w.positions),
+        constraints=_count_constraints(w, None),
+        quality=tr.as_dict(),
+        base_rss_mb=base,
+        build_s=build_s,
+        notes=f"demo scene from {mod}.build_world",
+    )
+
+
+def run(scene: str, frames: int) -> dict:
+    if scene == "S1":
+        return run_s1(frames)
+    if scene == "S2":
+        return run_s2(frames)
+    if scene == "S3":
+        return _grains("S3", scenes.s3_points(), frames)
+    if scene.startswith("S4-"):
+        return _grains(scene, scenes.s4_points(scene[3:]), frames)
+    if scene == "S5":
+        return run_s5(frames)
+    raise SystemExit(f"unknown scene {scene}")
+
+
+SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S5")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("scene", choices=SCENES)
+    ap.add_argument("--frames", type=int, default=scenes.FRAMES)
+    ap.add_argument("--budget", type=float, default=0.0, help="stop after this many seconds of stepping")
+    args = ap.parse_args(argv)
+    set_budget(args.budget)
+    emit(run(args.scene, args.frames))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

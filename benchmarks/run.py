@@ -1,0 +1,153 @@
+"""`make bench`: standard scenes (issue 8), our solver and the peers; prints ratios, writes the report.
+
+    python -m benchmarks.run            full run: 48 frames at 24 fps, S4 up to 1M grains;
+                                        writes docs/performance.md and docs/images/perf_scaling.png
+    python -m benchmarks.run --quick    smoke run: 12 frames, no 1M; writes into benchmarks/results/ only
+    python -m benchmarks.run --only S1,S4-10k --no-peers   a subset (report goes to benchmarks/results/)
+
+Every scene runs in a fresh subprocess (our solver: benchmarks/ours.py; Blender's cloth and Bullet:
+benchmarks/peers_blender.py through bpy; pypbd: benchmarks/peers_pypbd.py), one after another, so peak
+memory is per scene and runs do not compete for the two cores. Raw results go to
+benchmarks/results/latest.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks import report
+from benchmarks.common import RESULT_TAG
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS_DIR = ROOT / "benchmarks" / "results"
+DOC = ROOT / "docs" / "performance.md"
+PNG = ROOT / "docs" / "images" / "perf_scaling.png"
+
+
+@dataclass
+class Job:
+    scene: str
+    solver: str
+    module: str
+    args: list[str]
+    timeout: float
+
+
+def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_1m: int) -> list[Job]:
+    f = 12 if quick else 48
+    fr = ["--frames", str(f)]
+    out: list[Job] = []
+    if peers:
+        out += [
+            Job("S1", "Blender cloth", "benchmarks.peers_blender", ["S1", *fr], 900),
+            Job("S1", "pypbd", "benchmarks.peers_pypbd", ["S1", *fr, "--substeps", "5"], 600),
+            Job(
+                "S1",
+                "pypbd (20 iterations)",
+                "benchmarks.peers_pypbd",
+                ["S1", *fr, "--substeps", "5", "--iterations", "20"],
+                600,
+            ),
+            Job("S2", "Bullet rigid", "benchmarks.peers_blender", ["S2", *fr], 600),
+            Job("S3", "Bullet spheres", "benchmarks.peers_blender", ["S3", *fr], 900),
+        ]
+    b = ["--budget", str(budget)]
+    out += [
+        Job("S1", "ours", "benchmarks.ours", ["S1", *fr, *b], budget + 600),
+        Job("S2", "ours", "benchmarks.ours", ["S2", *fr, *b], budget + 600),
+        Job("S3", "ours", "benchmarks.ours", ["S3", *fr, *b], budget + 600),
+        Job("S4-10k", "ours", "benchmarks.ours", ["S4-10k", *fr, *b], budget + 600),
+        Job("S4-100k", "ours", "benchmarks.ours", ["S4-100k", *fr, *b], budget + 900),
+    ]
+    if not quick:
+        out.append(
+            Job("S4-1M", "ours", "benchmarks.ours", ["S4-1M", "--frames", str(frames_1m), *b], budget + 1800)
+        )
+    # S5 hook: runs the demo scene once a builder exists (see DEMO_BUILDERS in ours.py), else prints a note.
+    out.append(Job("S5", "ours", "benchmarks.ours", ["S5", *fr, *b], budget + 900))
+    if only:
+        out = [j for j in out if j.scene in only]
+    return out
+
+
+def run_job(job: Job) -> dict:
+    cmd = [sys.executable, "-m", job.module, *job.args]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=job.timeout)
+    except subprocess.TimeoutExpired:
+        return {"scene": job.scene, "solver": job.solver, "error": f"timed out after {job.timeout:.0f} s"}
+    wall = time.perf_counter() - t0
+    for line in p.stdout.splitlines():
+        if line.startswith(RESULT_TAG):
+            res = json.loads(line[len(RESULT_TAG) :])
+            res["wall_s"] = wall
+            return res
+    lines = [ln.strip() for ln in (p.stderr or p.stdout).strip().splitlines()]
+    tail = [ln for ln in lines if ln and set(ln) - set("^~ ")][-3:]
+    return {
+        "scene": job.scene,
+        "solver": job.solver,
+        "error": f"exit {p.returncode}: " + " | ".join(tail)[-600:],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="12 frames, skip 1M grains, do not touch docs/")
+    ap.add_argument("--no-peers", action="store_true", help="our solver only")
+    ap.add_argument("--only", default="", help="comma-separated scenes, e.g. S1,S4-10k")
+    ap.add_argument(
+        "--budget", type=float, default=600.0, help="max seconds of stepping per scene for our solver"
+    )
+    ap.add_argument("--frames-1m", type=int, default=12, help="frames for the 1M-grain scene (default 12)")
+    ap.add_argument("--out", default="", help="report path (default: docs/performance.md for a full run)")
+    args = ap.parse_args(argv)
+    only = {s.strip() for s in args.only.split(",") if s.strip()} or None
+    full = not args.quick and not only and not args.no_peers
+    todo = jobs(args.quick, not args.no_peers, only, args.budget, args.frames_1m)
+
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    machine = report.machine_info()
+    print(f"Unified Particles benchmarks ({'quick' if args.quick else 'full'}): {len(todo)} runs")
+    print(f"machine: {machine['cpu']}, {machine['cores']} cores, load {machine['load']}")
+    results = []
+    for k, job in enumerate(todo, 1):
+        print(f"[{k}/{len(todo)}] {job.scene:8s} {job.solver:22s} ...", end=" ", flush=True)
+        res = run_job(job)
+        results.append(res)
+        print(report.one_line(res), flush=True)
+
+    run = {"quick": args.quick, "machine": machine, "results": results}
+    raw = RESULTS_DIR / ("latest-quick.json" if args.quick else "latest.json")
+    raw.write_text(json.dumps(run, indent=1))
+    print()
+    print(report.console_summary(run))
+
+    if args.out:
+        doc = Path(args.out)
+        png = doc.parent / "perf_scaling.png"
+    elif full:
+        doc, png = DOC, PNG
+    else:
+        doc = RESULTS_DIR / ("performance-quick.md" if args.quick else "performance-partial.md")
+        png = RESULTS_DIR / "perf_scaling.png"
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    png.parent.mkdir(parents=True, exist_ok=True)
+    report.plot(run, png)
+    doc.write_text(report.markdown(run, os.path.relpath(png, doc.parent)))
+    print(f"\nwrote {doc.relative_to(ROOT) if doc.is_relative_to(ROOT) else doc}, {png.name}; raw: {raw}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

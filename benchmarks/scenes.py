@@ -1,0 +1,214 @@
+"""Standard benchmark scenes S1-S5 (issue 8): geometry in NumPy, shared by our solver and every peer.
+
+Coordinates are SI, Z up. Every peer builds its objects from the arrays made here (Blender's cloth grid is
+made with ``primitive_grid_add`` as a user would, and has the same 65x65 vertices), so all solvers see the
+same geometry. Quality figures are computed by the functions at the bottom, the same code for every solver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FPS = 24
+FRAMES = 48
+
+# --------------------------------------------------------------------------------------------------------
+# Mesh generators
+
+
+def grid(n: int = 65, size: float = 2.0, z: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """An n x n vertex grid of side ``size`` centred on the origin at height z, as triangles (2 per quad).
+
+    Vertex k = i * n + j sits at x = -size/2 + j * h, y = -size/2 + i * h (h = size / (n - 1)).
+    """
+    h = size / (n - 1)
+    coords = -size / 2 + h * np.arange(n)
+    yy, xx = np.meshgrid(coords, coords, indexing="ij")
+    verts = np.stack([xx.ravel(), yy.ravel(), np.full(n * n, z)], axis=1)
+    i, j = np.meshgrid(np.arange(n - 1), np.arange(n - 1), indexing="ij")
+    a = (i * n + j).ravel()
+    b, c, d = a + 1, a + n, a + n + 1
+    faces = np.concatenate([np.stack([a, b, d], 1), np.stack([a, d, c], 1)])
+    return verts, faces.astype(np.int64)
+
+
+def grid_edges(n: int = 65) -> np.ndarray:
+    """The quad edges of ``grid(n)`` (no diagonals): what a Blender grid has as edges. (2 n (n-1), 2)."""
+    k = np.arange(n * n).reshape(n, n)
+    horiz = np.stack([k[:, :-1].ravel(), k[:, 1:].ravel()], 1)
+    vert = np.stack([k[:-1, :].ravel(), k[1:, :].ravel()], 1)
+    return np.concatenate([horiz, vert])
+
+
+def cube(side: float = 1.0, center=(0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+    """A closed, outward-facing triangulated cube (8 vertices, 12 triangles)."""
+    s = side / 2
+    v = np.array(
+        [[x, y, z] for x in (-s, s) for y in (-s, s) for z in (-s, s)], dtype=np.float64
+    ) + np.asarray(center, dtype=np.float64)
+    # vertex index = 4*ix + 2*iy + iz
+    quads = [
+        (0, 1, 3, 2),  # -x
+        (4, 6, 7, 5),  # +x
+        (0, 4, 5, 1),  # -y
+        (2, 3, 7, 6),  # +y
+        (0, 2, 6, 4),  # -z
+        (1, 5, 7, 3),  # +z
+    ]
+    f = []
+    for a, b, c, d in quads:
+        f += [(a, b, c), (a, c, d)]
+    return v, np.array(f, dtype=np.int64)
+
+
+def uv_sphere(radius: float = 1.0, segments: int = 32, rings: int = 16, center=(0.0, 0.0, 0.0)):
+    """A closed UV sphere like Blender's default (32 segments, 16 rings), triangulated, outward normals."""
+    cx, cy, cz = center
+    theta = np.pi * np.arange(1, rings) / rings  # polar angle of inner rings
+    phi = 2 * np.pi * np.arange(segments) / segments
+    st, ct = np.sin(theta)[:, None], np.cos(theta)[:, None]
+    ring_v = np.stack(
+        [
+            (st * np.cos(phi)).ravel(),
+            (st * np.sin(phi)).ravel(),
+            np.broadcast_to(ct, (rings - 1, segments)).ravel(),
+        ],
+        1,
+    )
+    verts = np.concatenate([[[0.0, 0.0, 1.0]], ring_v, [[0.0, 0.0, -1.0]]]) * radius + (cx, cy, cz)
+    top, bottom = 0, len(verts) - 1
+
+    def vid(r, s):
+        return 1 + r * segments + (s % segments)
+
+    faces = []
+    for s in range(segments):
+        faces.append((top, vid(0, s), vid(0, s + 1)))
+        faces.append((bottom, vid(rings - 2, s + 1), vid(rings - 2, s)))
+        for r in range(rings - 2):
+            a, b = vid(r, s), vid(r, s + 1)
+            c, d = vid(r + 1, s), vid(r + 1, s + 1)
+            faces += [(a, c, d), (a, d, b)]
+    return verts, np.array(faces, dtype=np.int64)
+
+
+def block_points(nx: int, ny: int, nz: int, pitch: float, bottom: float) -> np.ndarray:
+    """Points on an nx x ny x nz lattice of the given pitch, centred in x/y, lowest layer at z=bottom."""
+    xs = (np.arange(nx) - (nx - 1) / 2) * pitch
+    ys = (np.arange(ny) - (ny - 1) / 2) * pitch
+    zs = bottom + np.arange(nz) * pitch
+    z, y, x = np.meshgrid(zs, ys, xs, indexing="ij")
+    return np.stack([x.ravel(), y.ravel(), z.ravel()], 1)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Scene definitions
+
+
+@dataclass
+class Scene:
+    name: str
+    title: str
+    frames: int = FRAMES
+    params: dict = field(default_factory=dict)
+
+
+# S1: 65x65 cloth, 2 m, dropped from 1 m onto a sphere of radius 0.5 at the origin (its top at z = 0.5).
+S1_N = 65
+S1_SIZE = 2.0
+S1_HEIGHT = 1.0
+S1_SPHERE_R = 0.5
+S1_SPHERE_CENTER = (0.0, 0.0, 0.0)
+S1_RADIUS = S1_SIZE / (S1_N - 1) / 2  # particle radius: half the grid spacing (3.125 cm / 2)
+
+# S2: 125 cubes of 0.5 m in a 5x5x5 block (5 cm gaps), lowest layer's bottom at z = 0.5, onto the ground.
+S2_SIDE = 0.5
+S2_COUNT = 5
+S2_PITCH = 0.55
+S2_BOTTOM = 0.5
+S2_RADIUS = S2_SIDE / 6  # 3x3x3 particles per cube
+
+# S3: 1000 grains of radius 5 cm, 10x10x10 block (1 cm gaps), lowest centres at z = 0.5.
+S3_RADIUS = 0.05
+S3_PITCH = 2.2 * S3_RADIUS
+S3_BOTTOM = 0.5
+
+# S4: grain blocks, same radius and spacing as S3.
+S4_SIZES = {"10k": (25, 20, 20), "100k": (50, 50, 40), "1M": (100, 100, 100)}
+
+
+def s1_cloth():
+    return grid(S1_N, S1_SIZE, S1_HEIGHT)
+
+
+def s1_sphere():
+    return uv_sphere(S1_SPHERE_R, 32, 16, S1_SPHERE_CENTER)
+
+
+def s2_cube_centers() -> np.ndarray:
+    return block_points(S2_COUNT, S2_COUNT, S2_COUNT, S2_PITCH, S2_BOTTOM + S2_SIDE / 2)
+
+
+def s3_points() -> np.ndarray:
+    return block_points(10, 10, 10, S3_PITCH, S3_BOTTOM)
+
+
+def s4_points(size: str) -> np.ndarray:
+    nx, ny, nz = S4_SIZES[size]
+    return block_points(nx, ny, nz, S3_PITCH, S3_BOTTOM)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Quality figures (same code for every solver)
+
+
+def edge_stretch(positions: np.ndarray, edges: np.ndarray, rest: np.ndarray) -> float:
+    """Largest relative elongation of an edge, (length / rest) - 1 (0.1 = 10% stretch)."""
+    d = positions[edges[:, 0]] - positions[edges[:, 1]]
+    return float(np.max(np.linalg.norm(d, axis=1) / rest) - 1.0)
+
+
+def convex_penetration(points: np.ndarray, verts: np.ndarray, faces: np.ndarray) -> float:
+    """Deepest point inside a convex triangle mesh (0 if none): min over face planes of the depth."""
+    a, b, c = verts[faces[:, 0]], verts[faces[:, 1]], verts[faces[:, 2]]
+    n = np.cross(b - a, c - a)
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    off = np.einsum("ij,ij->i", n, a)
+    deepest = 0.0
+    # in chunks, so the measurement adds little to the solver's peak memory
+    for k in range(0, len(points), 256):
+        # signed distance of each point to each face plane, positive outside
+        sd = points[k : k + 256] @ n.T - off
+        depth = -sd.max(axis=1)  # > 0 only when inside every plane
+        deepest = max(deepest, float(depth.max()))
+    return deepest
+
+
+class Tracker:
+    """Accumulates per-frame quality figures: max over frames of stretch and penetration, lowest z."""
+
+    def __init__(self) -> None:
+        self.max_stretch: float | None = None
+        self.final_stretch: float | None = None
+        self.max_penetration = 0.0
+        self.lowest_z = float("inf")
+
+    def stretch(self, value: float) -> None:
+        self.max_stretch = value if self.max_stretch is None else max(self.max_stretch, value)
+        self.final_stretch = value
+
+    def penetration(self, value: float) -> None:
+        self.max_penetration = max(self.max_penetration, float(value))
+
+    def lowest(self, z: float) -> None:
+        self.lowest_z = min(self.lowest_z, float(z))
+
+    def as_dict(self) -> dict:
+        return {
+            "max_stretch": self.max_stretch,
+            "final_stretch": self.final_stretch,
+            "max_penetration": self.max_penetration,
+            "lowest_z": self.lowest_z,
+        }

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The particle object of a granular source: a vertex-only mesh drawn as spheres by Geometry Nodes.
+
+``make_granular`` hides the source mesh (never deletes it) and creates ``<source> Grains``: a mesh
+with one vertex per grain, a float POINT attribute ``radius`` and a Geometry Nodes modifier
+(Named Attribute ``radius`` -> Mesh to Points -> Set Material with the source's material). Point
+clouds render as spheres in Cycles and Eevee and draw in the viewport. ``clear`` deletes the
+particle object and shows the source again. Not a registered module (no ``register()``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import bpy
+import numpy as np
+
+from . import mesh_io
+from .mesh_io import FloatArray
+
+NODE_GROUP_SUFFIX = " Grains Spheres"
+
+
+def _link(
+    node_tree: bpy.types.NodeTree, from_socket: bpy.types.NodeSocket, to_socket: bpy.types.NodeSocket
+) -> None:
+    node_tree.links.new(from_socket, to_socket)
+
+
+def sphere_node_group(name: str, material: bpy.types.Material | None) -> bpy.types.NodeTree:
+    """A Geometry Nodes group turning the vertices of a mesh into spheres of their ``radius`` attribute."""
+    group = bpy.data.node_groups.new(name, "GeometryNodeTree")
+    # The interface API exists since 4.0 (the 4.2 LTS and 5.0 both have it).
+    group.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    group.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    nodes = group.nodes
+    group_in = nodes.new("NodeGroupInput")
+    group_in.location = (-600, 0)
+    radius = nodes.new("GeometryNodeInputNamedAttribute")
+    radius.data_type = "FLOAT"
+    radius.inputs["Name"].default_value = "radius"
+    radius.location = (-600, -200)
+    to_points = nodes.new("GeometryNodeMeshToPoints")
+    to_points.mode = "VERTICES"
+    to_points.location = (-300, 0)
+    set_material = nodes.new("GeometryNodeSetMaterial")
+    set_material.location = (0, 0)
+    set_material.inputs["Material"].default_value = material
+    group_out = nodes.new("NodeGroupOutput")
+    group_out.location = (300, 0)
+    _link(group, group_in.outputs[0], to_points.inputs["Mesh"])
+    _link(group, radius.outputs["Attribute"], to_points.inputs["Radius"])
+    _link(group, to_points.outputs["Points"], set_material.inputs["Geometry"])
+    _link(group, set_material.outputs["Geometry"], group_out.inputs[0])
+    return group
+
+
+def source_material(source: bpy.types.Object) -> bpy.types.Material | None:
+    if source.active_material is not None:
+        return source.active_material
+    for slot in source.material_slots:
+        if slot.material is not None:
+            return slot.material
+    return None
+
+
+def create_particle_object(
+    source: bpy.types.Object, points_world: FloatArray, radius: float
+) -> bpy.types.Object:
+    """Create the particle object of ``source`` with grains at ``points_world`` and hide the source."""
+    name = f"{source.name} Grains"
+    mesh = bpy.data.meshes.new(name)
+    mesh_io.set_point_cloud(mesh, points_world, radius)
+    material = source_material(source)
+    if material is not None:
+        mesh.materials.append(material)
+    obj = bpy.data.objects.new(name, mesh)
+    collections = list(source.users_collection) or [bpy.context.scene.collection]
+    for collection in collections:
+        collection.objects.link(obj)
+    modifier = obj.modifiers.new("Grains", "NODES")
+    modifier.node_group = sphere_node_group(name + NODE_GROUP_SUFFIX, material)
+    obj.unified_particles.source_object = source
+    source.unified_particles.particle_object = obj
+    if source.unified_particles.role != "GRANULAR":  # not a re-creation: remember the user's setting
+        source.unified_particles.source_hidden_render = source.hide_render
+    source.hide_render = True
+    source.hide_set(True)
+    return obj
+
+
+def update_particle_object(obj: bpy.types.Object, points_world: FloatArray, radius: float) -> None:
+    """Replace the grains of a particle object (points in world space)."""
+    inverse = np.linalg.inv(mesh_io.matrix_to_numpy(obj.matrix_world))
+    mesh_io.set_point_cloud(obj.data, mesh_io.transform_points(inverse, points_world), radius)
+
+
+def remove_particle_object(source: bpy.types.Object) -> None:
+    """Delete the particle object of ``source`` (and its mesh and node group) and show the source again."""
+    settings = source.unified_particles
+    obj = settings.particle_object
+    if obj is not None:
+        mesh = obj.data
+        groups = [m.node_group for m in obj.modifiers if m.type == "NODES" and m.node_group is not None]
+        bpy.data.objects.remove(obj)
+        if mesh is not None and mesh.users == 0:
+            bpy.data.meshes.remove(mesh)
+        for group in groups:
+            if group.users == 0 and group.name.endswith(NODE_GROUP_SUFFIX):
+                bpy.data.node_groups.remove(group)
+    settings.particle_object = None
+    source.hide_render = settings.source_hidden_render
+    with contextlib.suppress(RuntimeError):  # not in the current view layer
+        source.hide_set(False)

@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""NumPy <-> Blender mesh data through the fast ``foreach_get``/``foreach_set`` paths.
+
+All arrays handed to Blender are flat, contiguous float32 (or int32) buffers; nothing loops over
+vertices in Python except reading vertex-group weights (done once per build).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+def matrix_to_numpy(matrix: Any) -> FloatArray:
+    """(4, 4) float64 copy of a ``mathutils.Matrix``."""
+    return np.array([list(row) for row in matrix], dtype=np.float64).reshape(4, 4)
+
+
+def numpy_to_matrix(array: FloatArray) -> Any:
+    """``mathutils.Matrix`` of a (4, 4) array."""
+    from mathutils import Matrix
+
+    return Matrix([[float(v) for v in row] for row in np.asarray(array).reshape(4, 4)])
+
+
+def transform_points(matrix: FloatArray, points: FloatArray) -> FloatArray:
+    """Apply a 4x4 affine matrix to (N, 3) points."""
+    m = np.asarray(matrix, dtype=np.float64)
+    return np.asarray(points, dtype=np.float64) @ m[:3, :3].T + m[:3, 3]
+
+
+def read_positions(mesh: bpy.types.Mesh) -> FloatArray:
+    """(V, 3) vertex positions of ``mesh`` in its object's local space."""
+    n = len(mesh.vertices)
+    flat = np.empty(n * 3, dtype=np.float32)
+    if n:
+        mesh.attributes["position"].data.foreach_get("vector", flat)
+    return flat.reshape(n, 3).astype(np.float64)
+
+
+def write_positions(mesh: bpy.types.Mesh, positions: FloatArray) -> None:
+    """Write (V, 3) local-space positions into ``mesh`` (fast attribute path) and tag it for redraw."""
+    flat = np.ascontiguousarray(np.asarray(positions, dtype=np.float32).reshape(-1))
+    if flat.size != len(mesh.vertices) * 3:
+        raise ValueError(
+            f"mesh {mesh.name!r} has {len(mesh.vertices)} vertices, got {flat.size // 3} positions"
+        )
+    if flat.size:
+        mesh.attributes["position"].data.foreach_set("vector", flat)
+    mesh.update()
+
+
+def read_float_vector_attribute(mesh: bpy.types.Mesh, name: str) -> FloatArray | None:
+    """(V, 3) values of a FLOAT_VECTOR point attribute, or None if missing or of another shape."""
+    attr = mesh.attributes.get(name)
+    n = len(mesh.vertices)
+    if attr is None or attr.domain != "POINT" or attr.data_type != "FLOAT_VECTOR" or len(attr.data) != n:
+        return None
+    flat = np.empty(n * 3, dtype=np.float32)
+    if n:
+        attr.data.foreach_get("vector", flat)
+    return flat.reshape(n, 3).astype(np.float64)
+
+
+def write_float_vector_attribute(mesh: bpy.types.Mesh, name: str, values: FloatArray) -> None:
+    """Create or overwrite a FLOAT_VECTOR point attribute."""
+    attr = mesh.attributes.get(name)
+    if attr is not None and (attr.domain != "POINT" or attr.data_type != "FLOAT_VECTOR"):
+        mesh.attributes.remove(attr)
+        attr = None
+    if attr is None:
+        attr = mesh.attributes.new(name, "FLOAT_VECTOR", "POINT")
+    flat = np.ascontiguousarray(np.asarray(values, dtype=np.float32).reshape(-1))
+    if flat.size:
+        attr.data.foreach_set("vector", flat)
+
+
+def remove_attribute(mesh: bpy.types.Mesh, name: str) -> None:
+    attr = mesh.attributes.get(name)
+    if attr is not None:
+        mesh.attributes.remove(attr)
+
+
+def mesh_triangles(mesh: bpy.types.Mesh) -> IntArray:
+    """(T, 3) vertex indices of the mesh's triangulated faces (``loop_triangles``)."""
+    mesh.calc_loop_triangles()
+    n = len(mesh.loop_triangles)
+    flat = np.empty(n * 3, dtype=np.int32)
+    if n:
+        mesh.loop_triangles.foreach_get("vertices", flat)
+    return flat.reshape(n, 3).astype(np.int64)
+
+
+def evaluated_mesh_arrays(
+    obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph
+) -> tuple[FloatArray, IntArray]:
+    """Local-space vertices (V, 3) and triangles (T, 3) of ``obj`` with its modifiers applied."""
+    obj_eval = obj.evaluated_get(depsgraph)
+    mesh = obj_eval.to_mesh()
+    try:
+        return read_positions(mesh), mesh_triangles(mesh)
+    finally:
+        obj_eval.to_mesh_clear()
+
+
+def evaluated_matrix_world(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None) -> FloatArray:
+    """World matrix after animation, parents and constraints of the current frame."""
+    source = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
+    return matrix_to_numpy(source.matrix_world)
+
+
+def oriented_triangles(matrix: FloatArray, triangles: IntArray) -> IntArray:
+    """Triangles flipped if ``matrix`` mirrors (negative determinant), so normals stay outward."""
+    if np.linalg.det(np.asarray(matrix)[:3, :3]) < 0.0:
+        return np.ascontiguousarray(triangles[:, ::-1])
+    return triangles
+
+
+def signed_volume(vertices: FloatArray, triangles: IntArray) -> float:
+    """Enclosed volume of a closed, outward-oriented triangle mesh (divergence theorem), m^3."""
+    if len(triangles) == 0:
+        return 0.0
+    a, b, c = (vertices[triangles[:, k]] for k in range(3))
+    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+
+
+def surface_area(vertices: FloatArray, triangles: IntArray) -> float:
+    """Total area of the triangles, m^2."""
+    if len(triangles) == 0:
+        return 0.0
+    a, b, c = (vertices[triangles[:, k]] for k in range(3))
+    return float(0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1).sum())
+
+
+def thickness(vertices: FloatArray) -> float:
+    """Smallest extent of the points along their principal axes (0 for a flat mesh), metres."""
+    if len(vertices) < 4:
+        return 0.0
+    centered = vertices - vertices.mean(axis=0)
+    _, _, axes = np.linalg.svd(centered, full_matrices=False)
+    projected = centered @ axes.T
+    return float(np.min(projected.max(axis=0) - projected.min(axis=0))) if projected.shape[1] == 3 else 0.0
+
+
+def vertex_group_members(obj: bpy.types.Object, group_name: str, threshold: float = 0.5) -> IntArray:
+    """Indices of the vertices of ``obj``'s mesh in vertex group ``group_name`` with weight > threshold."""
+    group = obj.vertex_groups.get(group_name)
+    if group is None:
+        return np.zeros(0, dtype=np.int64)
+    index = group.index
+    members = [
+        v.index for v in obj.data.vertices if any(g.group == index and g.weight > threshold for g in v.groups)
+    ]
+    return np.asarray(members, dtype=np.int64)
+
+
+def set_point_cloud(mesh: bpy.types.Mesh, points: FloatArray, radius: float) -> None:
+    """Make ``mesh`` a vertex-only mesh with ``points`` (N, 3) and a float POINT attribute ``radius``."""
+    points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    if len(mesh.vertices) != len(points) or len(mesh.polygons) or len(mesh.edges):
+        mesh.clear_geometry()
+        mesh.vertices.add(len(points))
+    write_positions(mesh, points)
+    attr = mesh.attributes.get("radius")
+    if attr is not None and (attr.domain != "POINT" or attr.data_type != "FLOAT"):
+        mesh.attributes.remove(attr)
+        attr = None
+    if attr is None:
+        attr = mesh.attributes.new("radius", "FLOAT", "POINT")
+    if len(points):
+        attr.data.foreach_set("value", np.full(len(points), radius, dtype=np.float32))
+    mesh.update()

@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Pure-NumPy unified particle solver (Macklin et al. 2014): rigid bodies, cloth and grains, two-way coupled.
+
+Never imports bpy. Start with :class:`World`; see ``world.py`` for a usage example.
+"""
+
+from __future__ import annotations
+
+from .bodies import Body, Cloth, Granular, RigidBody
+from .colliders import MeshCollider, PlaneCollider
+from .errors import SimulationInputError
+from .geometry import fill_mesh_with_grains
+from .world import SolverSettings, World
+
+__all__ = [
+    "Body",
+    "Cloth",
+    "Granular",
+    "MeshCollider",
+    "PlaneCollider",
+    "RigidBody",
+    "SimulationInputError",
+    "SolverSettings",
+    "World",
+    "fill_mesh_with_grains",
+]

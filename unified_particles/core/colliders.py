@@ -1,0 +1,325 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Static and animated colliders: infinite planes and triangle meshes as signed distance volumes.
+
+Colliders have infinite mass: a contact moves only the particle. Each collider reports contacts as
+(particle index, outward normal, penetration depth, surface velocity); :func:`collider_corrections`
+turns them into position corrections with Coulomb friction relative to the moving surface, so an
+animated collider drags what rests on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import SimulationInputError
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+@dataclass
+class ColliderContacts:
+    """Contacts of particles against colliders found in one solver step.
+
+    Attributes:
+        idx: (K,) particle indices (a particle may appear once per collider it touches).
+        normal: (K, 3) unit outward surface normals, world frame.
+        depth: (K,) penetration depth of the particle sphere, metres (> 0).
+        velocity: (K, 3) velocity of the collider surface at the contact, m/s.
+        friction: (K,) Coulomb friction coefficient of the collider side.
+    """
+
+    idx: IntArray
+    normal: FloatArray
+    depth: FloatArray
+    velocity: FloatArray
+    friction: FloatArray
+
+    @staticmethod
+    def concatenate(parts: list[ColliderContacts]) -> ColliderContacts:
+        if not parts:
+            z = np.zeros((0, 3))
+            return ColliderContacts(np.zeros(0, np.int64), z, np.zeros(0), z.copy(), np.zeros(0))
+        if len(parts) == 1:
+            return parts[0]
+        return ColliderContacts(
+            np.concatenate([p.idx for p in parts]),
+            np.concatenate([p.normal for p in parts]),
+            np.concatenate([p.depth for p in parts]),
+            np.concatenate([p.velocity for p in parts]),
+            np.concatenate([p.friction for p in parts]),
+        )
+
+
+def collider_corrections(
+    x_pred: FloatArray,
+    x_prev: FloatArray | None,
+    contacts: ColliderContacts,
+    mu_static_scale: float,
+    mu_kinetic_scale: float,
+    particle_friction: FloatArray,
+    h: float,
+) -> FloatArray:
+    """(K, 3) corrections for collider contacts: push out by the depth, then Coulomb friction.
+
+    Non-penetration: dx = depth * n. Friction (paper Eq. 24-26 with an infinite-mass partner): the
+    particle's tangential displacement relative to the surface, (x* - x) - v_surface h, is removed
+    when it is below mu_s * depth (static) and otherwise shortened by mu_k * depth (kinetic). The
+    pair coefficient is the mean of the particle's and the collider's friction.
+    """
+    n = contacts.normal
+    dx = contacts.depth[:, None] * n
+    if x_prev is None:
+        return dx
+    idx = contacts.idx
+    mu = 0.5 * (particle_friction[idx] + contacts.friction)
+    rel = (x_pred[idx] - x_prev[idx]) - contacts.velocity * h
+    t = rel - np.einsum("ij,ij->i", rel, n)[:, None] * n
+    tl = np.sqrt(np.einsum("ij,ij->i", t, t))
+    pen = contacts.depth
+    factor = np.where(
+        tl < mu_static_scale * mu * pen,
+        1.0,
+        np.minimum(mu_kinetic_scale * mu * pen / np.maximum(tl, 1e-300), 1.0),
+    )
+    return dx - t * factor[:, None]
+
+
+def _as_point(value: ArrayLike, what: str) -> FloatArray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
+        raise SimulationInputError(f"{what} must be 3 finite numbers, got {value!r}")
+    return arr
+
+
+def as_transform(matrix: ArrayLike, what: str = "transform") -> FloatArray:
+    """Validate a 4x4 affine matrix (finite, invertible, last row 0 0 0 1)."""
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.shape != (4, 4) or not np.all(np.isfinite(m)):
+        raise SimulationInputError(f"{what} must be a finite 4x4 matrix, got shape {m.shape}")
+    if not np.allclose(m[3], [0.0, 0.0, 0.0, 1.0]):
+        raise SimulationInputError(f"{what} must be affine (last row 0 0 0 1), got {m[3]}")
+    if abs(np.linalg.det(m[:3, :3])) < 1e-12:
+        raise SimulationInputError(f"{what} is singular (zero scale on some axis)")
+    return m.copy()
+
+
+def polar(a: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Polar decomposition A = R S of a 3x3 matrix: R proper rotation, S symmetric (may mirror)."""
+    u, s, vt = np.linalg.svd(a)
+    d = np.sign(np.linalg.det(u @ vt)) or 1.0
+    fix = np.diag([1.0, 1.0, d])
+    r = u @ fix @ vt
+    return r, r.T @ a
+
+
+def rotation_log(r: FloatArray) -> FloatArray:
+    """Rotation vector (axis * angle, radians) of a 3x3 rotation matrix."""
+    cos = np.clip((np.trace(r) - 1.0) * 0.5, -1.0, 1.0)
+    angle = float(np.arccos(cos))
+    w = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    if angle < 1e-9:
+        return 0.5 * w
+    return w * (angle / (2.0 * np.sin(angle))) if angle < np.pi - 1e-6 else _log_near_pi(r, angle)
+
+
+def _log_near_pi(r: FloatArray, angle: float) -> FloatArray:
+    b = 0.5 * (r + np.eye(3))
+    k = int(np.argmax(np.diag(b)))
+    axis = b[k] / np.sqrt(max(b[k, k], 1e-300))
+    return np.asarray(axis / np.linalg.norm(axis) * angle, dtype=np.float64)
+
+
+def rotation_exp(w: FloatArray) -> FloatArray:
+    """Rotation matrix of a rotation vector (Rodrigues)."""
+    angle = float(np.linalg.norm(w))
+    if angle < 1e-12:
+        return np.eye(3)
+    k = w / angle
+    kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.asarray(np.eye(3) + np.sin(angle) * kx + (1.0 - np.cos(angle)) * (kx @ kx), dtype=np.float64)
+
+
+@dataclass
+class PlaneCollider:
+    """Static infinite plane; particles stay on the side the normal points to.
+
+    Attributes:
+        point: (3,) a point on the plane, metres.
+        normal: (3,) unit normal pointing to the free side.
+        friction: Coulomb coefficient of the plane's surface.
+        name: optional label.
+    """
+
+    point: FloatArray
+    normal: FloatArray
+    friction: float = 0.5
+    name: str | None = None
+
+    @classmethod
+    def create(cls, point: ArrayLike, normal: ArrayLike, friction: float, name: str | None) -> PlaneCollider:
+        p = _as_point(point, "plane point")
+        n = _as_point(normal, "plane normal")
+        length = float(np.linalg.norm(n))
+        if length < 1e-12:
+            raise SimulationInputError("plane normal must not be zero")
+        return cls(p, n / length, _check_friction(friction), name)
+
+
+def plane_contacts(planes: list[PlaneCollider], x: FloatArray, radius: float) -> ColliderContacts:
+    """Contacts of all particles against all planes at once: (x - p) . n < r."""
+    normals = np.array([p.normal for p in planes])
+    offsets = np.array([p.normal @ p.point for p in planes])
+    dist = x @ normals.T - offsets
+    hit_i, hit_p = np.nonzero(dist < radius)
+    depth = radius - dist[hit_i, hit_p]
+    friction = np.array([p.friction for p in planes])[hit_p]
+    normal = normals[hit_p]
+    return ColliderContacts(hit_i.astype(np.int64), normal, depth, np.zeros_like(normal), friction)
+
+
+def _check_friction(friction: float) -> float:
+    f = float(friction)
+    if not np.isfinite(f) or f < 0.0:
+        raise SimulationInputError(f"friction must be a finite number >= 0, got {friction!r}")
+    return f
+
+
+@dataclass
+class MeshCollider:
+    """A triangle mesh collider (closed, or open if the SDF builder copes), possibly animated.
+
+    The mesh is turned once into a signed distance volume in its own frame (``geometry.SDFVolume``).
+    ``set_transform(M)`` moves it between steps; during a step the solver interpolates the rigid part
+    of the motion over the substeps and gives the surface the velocity of that motion, which drags
+    particles resting on it through friction. A change of scale rebuilds the volume.
+
+    Use :meth:`World.add_collider_mesh` to create one.
+    """
+
+    vertices: FloatArray
+    faces: IntArray
+    friction: float
+    radius: float
+    cell_size: float | None = None
+    name: str | None = None
+    _transform: FloatArray = field(default_factory=lambda: np.eye(4))
+    _frame_start: FloatArray = field(default_factory=lambda: np.eye(4))
+    _scale: FloatArray = field(default_factory=lambda: np.eye(3))
+    _sdf: object = None
+    _lo: FloatArray = field(default_factory=lambda: np.zeros(3))
+    _hi: FloatArray = field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self) -> None:
+        self._build(self._transform)
+        self._frame_start = self._transform.copy()
+
+    def _build(self, m: FloatArray) -> None:
+        from .geometry import SDFVolume
+
+        _, s = polar(m[:3, :3])
+        shape_vertices = self.vertices @ s.T
+        faces = self.faces if np.linalg.det(s) > 0 else self.faces[:, ::-1].copy()
+        lo = shape_vertices.min(axis=0)
+        hi = shape_vertices.max(axis=0)
+        extent = float(np.max(hi - lo))
+        cell = self.cell_size if self.cell_size is not None else max(self.radius, extent / 128.0)
+        self._sdf = vol = SDFVolume.from_mesh(shape_vertices, faces, cell, 2.0 * self.radius + 2.0 * cell)
+        self._dist_flat = np.asarray(vol.distance, dtype=np.float64).reshape(-1)
+        self._grad_flat = np.asarray(vol.gradient, dtype=np.float64).reshape(-1, 3)
+        self._pose_cache: dict[bytes, tuple[FloatArray, FloatArray]] = {}
+        self._scale = s
+        pad = 2.0 * self.radius
+        self._lo, self._hi = lo - pad, hi + pad
+
+    @property
+    def transform(self) -> FloatArray:
+        """(4, 4) current object-to-world matrix (a copy)."""
+        return self._transform.copy()
+
+    def set_transform(self, matrix: ArrayLike) -> None:
+        """Move the collider to ``matrix`` (4x4, object to world) by the end of the next step."""
+        m = as_transform(matrix, "collider transform")
+        _, s = polar(m[:3, :3])
+        if not np.allclose(s, self._scale, rtol=1e-6, atol=1e-9):
+            self._build(m)
+        self._transform = m
+
+    def _pose(self, m: FloatArray) -> tuple[FloatArray, FloatArray]:
+        key = m.tobytes()
+        cached = self._pose_cache.get(key)
+        if cached is None:
+            r, _ = polar(m[:3, :3])
+            cached = (r, m[:3, 3].copy())
+            if len(self._pose_cache) > 4:
+                self._pose_cache.clear()
+            self._pose_cache[key] = cached
+        return cached
+
+    def contacts(self, x: FloatArray, alpha: float, dt_frame: float) -> ColliderContacts:
+        """Contacts at fraction ``alpha`` (0..1] of the frame's motion from frame start to target."""
+        r0, t0 = self._pose(self._frame_start)
+        r1, t1 = self._pose(self._transform)
+        moving = not (np.array_equal(r0, r1) and np.array_equal(t0, t1))
+        if moving:
+            r = r0 @ rotation_exp(alpha * rotation_log(r0.T @ r1))
+            t = t0 + alpha * (t1 - t0)
+        else:
+            r, t = r1, t1
+        q = (x - t) @ r
+        near = np.flatnonzero(np.all((q >= self._lo) & (q <= self._hi), axis=1))
+        idx, depth, normal_local = self._query_contacts(q, near)
+        ql = q[idx]
+        normal = normal_local @ r.T
+        if moving and dt_frame > 0.0:
+            velocity = ((ql @ r1.T + t1) - (ql @ r0.T + t0)) / dt_frame
+        else:
+            velocity = np.zeros_like(normal)
+        friction = np.full(idx.shape, self.friction)
+        return ColliderContacts(idx, normal, depth, velocity, friction)
+
+    def _query_contacts(self, q: FloatArray, near: IntArray) -> tuple[IntArray, FloatArray, FloatArray]:
+        """Trilinear SDF lookup of the points ``q[near]`` (local frame); only those closer than r.
+
+        Same interpolation as ``SDFVolume.query`` but with one flat ``take`` of the 8 cell corners and
+        normals only for the few points in contact (the volume's own query is used where the
+        interpolated gradient vanishes). Returns (idx, depth, local normal).
+        """
+        vol = self._sdf
+        if near.size == 0:
+            return np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 3))
+        p = q[near]
+        shape = np.array(vol.distance.shape, dtype=np.int64)  # type: ignore[attr-defined]
+        u = (p - vol.origin) / vol.cell_size  # type: ignore[attr-defined]
+        uc = np.clip(u, 0.0, (shape - 1).astype(np.float64))
+        base = np.minimum(np.floor(uc).astype(np.int64), shape - 2)
+        f = uc - base
+        strides = np.array([shape[1] * shape[2], shape[2], 1], dtype=np.int64)
+        corners = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=np.int64) @ strides
+        idx8 = (base @ strides)[:, None] + corners
+        wx = np.stack([1.0 - f[:, 0], f[:, 0]], axis=1)
+        wy = np.stack([1.0 - f[:, 1], f[:, 1]], axis=1)
+        wz = np.stack([1.0 - f[:, 2], f[:, 2]], axis=1)
+        w8 = (wx[:, :, None, None] * wy[:, None, :, None] * wz[:, None, None, :]).reshape(-1, 8)
+        dist = np.einsum("pk,pk->p", w8, self._dist_flat.take(idx8))
+        offset = (u - uc) * vol.cell_size  # type: ignore[attr-defined]
+        outside = np.sqrt(np.einsum("ij,ij->i", offset, offset))
+        out = outside > 0.0
+        dist = np.where(out, outside + np.maximum(dist, 0.0), dist)
+        hit = np.flatnonzero(dist < self.radius)
+        g = np.einsum("hk,hkc->hc", w8[hit], self._grad_flat.take(idx8[hit], axis=0))
+        length = np.sqrt(np.einsum("ij,ij->i", g, g))
+        weak = length < 1e-3
+        normal = g / np.where(weak, 1.0, length)[:, None]
+        if weak.any():
+            normal[weak] = vol.query(p[hit[weak]])[1]  # type: ignore[attr-defined]
+        oh = out[hit]
+        if oh.any():
+            normal[oh] = offset[hit[oh]] / outside[hit[oh], None]
+        return near[hit].astype(np.int64), self.radius - dist[hit], normal
+
+    def _end_frame(self) -> None:
+        self._frame_start = self._transform.copy()

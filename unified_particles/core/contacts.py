@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Particle-particle contacts: non-penetration, static/kinetic friction and cohesion (Macklin 2014, Sec. 5-6).
+
+Pure functions: arrays in, per-particle corrections out. The caller accumulates them (Jacobi) and applies
+them with over-relaxation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+# A rigid particle whose centre lies deeper than this many radii inside its own body is "interior": its
+# stored SDF gradient, not the particle-pair direction, tells which way to separate (paper Sec. 5.1).
+DEEP_SDF_RADII = 1.75
+# Cohesion acts on pairs whose gap (surface to surface) is below this many radii.
+COHESION_RANGE_RADII = 0.5
+
+
+def contact_inv_mass_pairs(
+    w: FloatArray, i: IntArray, j: IntArray, max_mass_ratio: float
+) -> tuple[FloatArray, FloatArray]:
+    """Per-pair inverse masses with the heavier side limited to ``max_mass_ratio`` times the lighter.
+
+    A per-particle mass ratio above ~100:1 (a heavy box on a light cloth) lets the heavy body tunnel
+    in a few iterations: its share of every correction vanishes. Limiting the ratio keeps the heavy
+    side responsive. Zero inverse masses (pinned or kinematic particles) stay zero.
+    """
+    wi = w[i]
+    wj = w[j]
+    k = 1.0 / max_mass_ratio
+    wi = np.where(wi > 0.0, np.maximum(wi, wj * k), 0.0)
+    wj = np.where(wj > 0.0, np.maximum(wj, wi * k), 0.0)
+    return wi, wj
+
+
+def particle_contacts(
+    x_pred: FloatArray,
+    x_prev: FloatArray | None,
+    i: IntArray,
+    j: IntArray,
+    wi: FloatArray,
+    wj: FloatArray,
+    radius: float,
+    mu_static: FloatArray | None = None,
+    mu_kinetic: FloatArray | None = None,
+    cohesion: FloatArray | None = None,
+    sdf_depth: FloatArray | None = None,
+    sdf_normal: FloatArray | None = None,
+) -> tuple[IntArray, FloatArray]:
+    """Corrections for candidate pairs (i, j) of equal-radius particles.
+
+    Non-penetration (paper Eq. 16-ish, the standard PBD contact): C = |x_ij| - 2r <= 0,
+    dx_i = -w_i / (w_i + w_j) * C * n, dx_j = +w_j / (w_i + w_j) * C * n, with n = x_ij / |x_ij|.
+
+    Friction (paper Eq. 24-26): the relative tangential displacement during the step,
+    dx_t = [(x*_i - x_i) - (x*_j - x_j)] projected off n, is removed completely when
+    |dx_t| < mu_s d (static) and otherwise reduced by mu_k d (kinetic), d = penetration depth.
+
+    Rigid particles (paper Sec. 5.1): ``sdf_depth`` is the distance of each particle's centre below its
+    own body's surface (+inf for non-rigid particles) and ``sdf_normal`` the body's outward SDF gradient
+    in world space. The pair uses the particle nearer to its surface; if that one is deep inside, the
+    separation direction is its SDF normal (so overlapping bodies never interlock); if it is near the
+    surface, the pair direction is reflected when it points into that body.
+
+    Cohesion: pairs with 0 < gap < 0.5 r are pulled together by ``cohesion`` (0..1) times the gap.
+
+    Args:
+        x_pred: (N, 3) predicted positions x*, metres.
+        x_prev: (N, 3) positions at the start of the step (for friction); None disables friction.
+        i, j: (P,) candidate pair indices.
+        wi, wj: (P,) contact inverse masses, 1/kg (0 = immovable).
+        radius: particle radius r, metres.
+        mu_static, mu_kinetic: (P,) friction coefficients per pair.
+        cohesion: (P,) cohesion strength per pair in [0, 1], or None.
+        sdf_depth: (N,) depth of the particle below its body surface, metres (+inf if not rigid).
+        sdf_normal: (N, 3) unit outward normal of the particle's body at the particle, world frame.
+
+    Returns:
+        (idx, delta): (2K,) particle indices and (2K, 3) position corrections, metres, for the K
+        active pairs, first the i sides then the j sides.
+    """
+    d = x_pred[i] - x_pred[j]
+    dist = np.sqrt(np.einsum("ij,ij->i", d, d))
+    rest = 2.0 * radius
+    c = dist - rest
+    if cohesion is not None:
+        active = (c < 0.0) | ((cohesion > 0.0) & (c < COHESION_RANGE_RADII * radius))
+    else:
+        active = c < 0.0
+    wsum = wi + wj
+    active &= wsum > 0.0
+    if not active.all():
+        sel = np.flatnonzero(active)
+        i, j, d, dist, c, wi, wj, wsum = i[sel], j[sel], d[sel], dist[sel], c[sel], wi[sel], wj[sel], wsum[sel]
+        mu_static = None if mu_static is None else mu_static[sel]
+        mu_kinetic = None if mu_kinetic is None else mu_kinetic[sel]
+        cohesion = None if cohesion is None else cohesion[sel]
+    # Coincident centres have no direction; pick +z (deterministic) rather than dividing by zero.
+    safe = dist > 1e-12 * rest
+    n = np.where(safe[:, None], d / np.where(safe, dist, 1.0)[:, None], np.array([0.0, 0.0, 1.0]))
+
+    if sdf_depth is not None and sdf_normal is not None:
+        di, dj = sdf_depth[i], sdf_depth[j]
+        use_i = di <= dj
+        s = np.minimum(di, dj)
+        rigid = np.isfinite(s)
+        if rigid.any():
+            # Direction in which particle i must move: away from the body of the shallower particle.
+            n_sdf = np.where(use_i[:, None], -sdf_normal[i], sdf_normal[j])
+            deep = rigid & (s > DEEP_SDF_RADII * radius)
+            dot = np.einsum("ij,ij->i", n, n_sdf)
+            flip = rigid & ~deep & (dot < 0.0)
+            n = np.where(deep[:, None], n_sdf, n)
+            n = np.where(flip[:, None], n - 2.0 * dot[:, None] * n_sdf, n)
+
+    inv_wsum = 1.0 / wsum
+    # Penetration is resolved fully; cohesion closes a fraction of the gap.
+    strength = np.ones_like(c) if cohesion is None else np.where(c < 0.0, 1.0, cohesion)
+    lam = (-c * strength * inv_wsum)[:, None] * n
+    dxi = wi[:, None] * lam
+    dxj = -wj[:, None] * lam
+
+    if x_prev is not None and mu_static is not None and mu_kinetic is not None:
+        rel = (x_pred[i] - x_prev[i]) - (x_pred[j] - x_prev[j])
+        t = rel - np.einsum("ij,ij->i", rel, n)[:, None] * n
+        tl = np.sqrt(np.einsum("ij,ij->i", t, t))
+        pen = np.maximum(-c, 0.0)
+        factor = np.where(
+            tl < mu_static * pen, 1.0, np.minimum(mu_kinetic * pen / np.maximum(tl, 1e-300), 1.0)
+        )
+        tf = t * (factor * inv_wsum)[:, None]
+        dxi -= wi[:, None] * tf
+        dxj += wj[:, None] * tf
+
+    return np.concatenate([i, j]), np.concatenate([dxi, dxj])
