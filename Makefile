@@ -37,7 +37,7 @@ $(VENV)/.installed: Makefile
 $(VENV42)/.installed: Makefile
 	test -x $(PY42) || $(PYTHON) -m venv $(VENV42)
 	$(PY42) -m pip install --quiet --upgrade pip
-	$(PY42) -m pip install --quiet bpy==$(BPY42_VERSION) pytest==9.2.0 hypothesis==6.170.15
+	$(PY42) -m pip install --quiet bpy==$(BPY42_VERSION) numpy==1.26.4 pytest==9.2.0 hypothesis==6.170.15
 	touch $@
 
 env: $(VENV)/.installed

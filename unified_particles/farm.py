@@ -64,26 +64,40 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _bake_module(bpy: ModuleType) -> ModuleType:
-    """The bake module of the registered add-on (the installed extension, or this package)."""
+def _bake_module(bpy: ModuleType) -> tuple[ModuleType, bool]:
+    """The bake module of the registered add-on (the installed extension, or this package, registered
+    now: then the second value is True and the caller unregisters it before exiting)."""
+    registered_here = False
     if not hasattr(bpy.types.Scene, "unified_particles_bake"):
         from . import register
 
         register()
+        registered_here = True
     cls: Any = getattr(bpy.types, "UNIFIED_PARTICLES_OT_bake", None)
     module_name = getattr(cls, "__module__", "")
     if module_name in sys.modules and hasattr(sys.modules[module_name], "bake_scene"):
-        return sys.modules[module_name]
+        return sys.modules[module_name], registered_here
     from .blender import bake
 
-    return bake
+    return bake, registered_here
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     import bpy
 
-    bake = _bake_module(bpy)
+    bake, registered_here = _bake_module(bpy)
+    try:
+        return _run(bpy, bake, args)
+    finally:
+        if registered_here:
+            # Blender 4.2 as a Python module crashes at exit while add-on classes are still registered.
+            from . import unregister
+
+            unregister()
+
+
+def _run(bpy: ModuleType, bake: ModuleType, args: argparse.Namespace) -> int:
     if args.blend:
         path = Path(args.blend).resolve()
         if not path.is_file():
@@ -98,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no scene named {args.scene!r}", file=sys.stderr)
         return 2
     start, end = args.frames if args.frames else (scene.frame_start, scene.frame_end)
+    if bake.ensure_uids(scene) and not args.no_save:
+        # Stable cache ids must be in the file before baking, so a killed job resumes when run again.
+        bpy.ops.wm.save_mainfile()
     began = time.perf_counter()
     last_print = [0.0]
 

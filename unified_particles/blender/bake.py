@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
+import json
 import math
 import os
 import sys
@@ -342,14 +344,27 @@ def ensure_scene_uid(scene: bpy.types.Scene) -> str:
     return str(state.uid)
 
 
-def _ensure_object_uids(objects: list[bpy.types.Object]) -> None:
-    """Give each object a unique id (a duplicated object copies its id: the copy gets a new one)."""
+def _ensure_object_uids(objects: list[bpy.types.Object]) -> bool:
+    """Give each object a unique id (a duplicated object copies its id: the copy gets a new one).
+
+    Returns True if an id was assigned."""
     seen: set[str] = set()
+    changed = False
     for obj in sorted(objects, key=lambda o: (not o.unified_particles_bake.baked_output, o.name)):
         settings = obj.unified_particles_bake
         if not settings.uid or settings.uid in seen:
             settings.uid = cf.new_uid()
+            changed = True
         seen.add(settings.uid)
+    return changed
+
+
+def ensure_uids(scene: bpy.types.Scene) -> bool:
+    """Ids for the scene and its simulated objects, so cache names survive saving, reopening and renames
+    (and an interrupted bake of a saved file can resume in a new session). True if any id was new."""
+    changed = not scene.unified_particles_bake.uid
+    ensure_scene_uid(scene)
+    return _ensure_object_uids([o for o in scene.objects if _role(o) != "NONE"]) or changed
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -360,8 +375,6 @@ def _restore_info(obj: bpy.types.Object) -> dict[str, Any]:
     text = obj.unified_particles_bake.restore
     if not text:
         return {}
-    import json
-
     try:
         data = json.loads(text)
     except ValueError:
@@ -370,8 +383,6 @@ def _restore_info(obj: bpy.types.Object) -> dict[str, Any]:
 
 
 def _set_restore_info(obj: bpy.types.Object, data: dict[str, Any]) -> None:
-    import json
-
     obj.unified_particles_bake.restore = json.dumps(data, sort_keys=True) if data else ""
 
 
@@ -597,6 +608,14 @@ def report_bake_problems(scene: bpy.types.Scene) -> list[str]:
 
 
 @persistent
+def _on_save_pre(*_args: Any) -> None:
+    for scene in bpy.data.scenes:
+        if getattr(scene, "unified_particles_bake", None) is not None:
+            with contextlib.suppress(Exception):
+                ensure_uids(scene)
+
+
+@persistent
 def _on_load_post(*_args: Any) -> None:
     for scene in bpy.data.scenes:
         state = getattr(scene, "unified_particles_bake", None)
@@ -722,9 +741,40 @@ def _capture(obj: bpy.types.Object) -> dict[str, Any]:
         data["has_rest"] = bool(settings.has_rest)
         data["rest_matrix"] = list(settings.rest_matrix)
     if obj.type == "MESH":
-        data["positions"] = _read_positions(obj.data)
-        data["attributes"] = {a.name for a in obj.data.attributes}
+        mesh = obj.data
+        data["positions"] = _read_positions(mesh)
+        data["attributes"] = {a.name for a in mesh.attributes}
+        if not len(mesh.edges) and not len(mesh.polygons):
+            # A point mesh (a granular particle object) is rebuilt when the grain count changes.
+            data["point_attributes"] = _point_attributes(mesh)
     return data
+
+
+def _point_attributes(mesh: bpy.types.Mesh) -> dict[str, tuple[str, np.ndarray]]:
+    out: dict[str, tuple[str, np.ndarray]] = {}
+    n = len(mesh.vertices)
+    for attr in mesh.attributes:
+        if attr.name == "position" or attr.domain != "POINT" or attr.name.startswith("."):
+            continue
+        if attr.data_type == "FLOAT":
+            values = np.empty(n, dtype=np.float32)
+            attr.data.foreach_get("value", values)
+        elif attr.data_type == "FLOAT_VECTOR":
+            values = np.empty(n * 3, dtype=np.float32)
+            attr.data.foreach_get("vector", values)
+        else:
+            continue
+        out[attr.name] = (attr.data_type, values)
+    return out
+
+
+def _rebuild_point_mesh(mesh: bpy.types.Mesh, positions: np.ndarray, attributes: dict[str, Any]) -> None:
+    mesh.clear_geometry()
+    mesh.vertices.add(len(positions))
+    for name, (data_type, values) in attributes.items():
+        attr = mesh.attributes.get(name) or mesh.attributes.new(name, data_type, "POINT")
+        attr.data.foreach_set("value" if data_type == "FLOAT" else "vector", values)
+    _write_positions(mesh, positions)
 
 
 def _uncapture(obj: bpy.types.Object, data: dict[str, Any]) -> None:
@@ -733,7 +783,9 @@ def _uncapture(obj: bpy.types.Object, data: dict[str, Any]) -> None:
         for attribute in [a.name for a in mesh.attributes if a.name not in data["attributes"]]:
             mesh.attributes.remove(mesh.attributes[attribute])
         same_count = len(mesh.vertices) == len(data["positions"])
-        if same_count and not np.array_equal(_read_positions(mesh), data["positions"]):
+        if not same_count and "point_attributes" in data and not len(mesh.edges) and not len(mesh.polygons):
+            _rebuild_point_mesh(mesh, data["positions"], data["point_attributes"])
+        elif same_count and not np.array_equal(_read_positions(mesh), data["positions"]):
             _write_positions(mesh, data["positions"])
     from mathutils import Matrix
 
@@ -773,6 +825,7 @@ class BakeJob:
         self._done = False
         self._pause: contextlib.ExitStack | None = None
         self._original_frame = int(scene.frame_current)
+        self.initial_fingerprint = ""
 
     # ----------------------------------------------------------------------------------- info
     @property
@@ -827,7 +880,8 @@ class BakeJob:
             if _role(obj) == "RIGID" and output == "KEYFRAMES" and animated and baked != "KEYFRAMES":
                 raise RuntimeError(f"Rigid {obj.name!r} is already animated; choose the Point Cache output")
         self._paths()
-        _ensure_object_uids(candidates)
+        ensure_uids(scene)
+        _adopt_start_pose(scene)
         self.settings_hash = current_settings_hash(scene, self.frame_start, self.frame_end)
         scene.unified_particles_bake.is_baking = True
         self._pause = contextlib.ExitStack()
@@ -837,6 +891,7 @@ class BakeJob:
             for obj in self._touched_objects():
                 self._captured[obj.name] = _capture(obj)
             self._build()
+            self.initial_fingerprint = _fingerprint(self._source.state())
             if not self._try_resume():
                 self._start_fresh()
         except BaseException as exc:
@@ -907,7 +962,7 @@ class BakeJob:
 
     def _build(self) -> None:
         scene = self.scene
-        scene.frame_set(self.frame_start)
+        scene.frame_set(scene.frame_start)  # the simulation starts there (animated colliders' poses)
         depsgraph = bpy.context.evaluated_depsgraph_get()
         self._source = self.source_factory(scene)
         entries = self._source.build(scene, depsgraph)
@@ -945,6 +1000,7 @@ class BakeJob:
             "frame_start": self.frame_start,
             "frame_end": self.frame_end,
             "targets": [[t.uid, t.kind, t.output, t.n_points] for t in self.targets],
+            "initial_state": self.initial_fingerprint,
         }
 
     def _try_resume(self) -> bool:
@@ -1175,6 +1231,51 @@ class BakeJob:
         _set_restore_info(obj, info)
 
 
+def _adopt_start_pose(scene: bpy.types.Scene) -> None:
+    """At the start frame, what the user sees is the rest pose (as in the live simulation): a rigid object
+    moved or a cloth edited there since the simulation last showed it is baked from where it is now."""
+    if scene.unified_particles.is_baked or scene.frame_current != scene.frame_start:
+        return
+    try:
+        from .properties import REST_ATTRIBUTE
+    except ImportError:
+        return
+    view_layer = bpy.context.view_layer if bpy.context.scene == scene else scene.view_layers[0]
+    view_layer.update()  # matrix_world of objects moved since the last evaluation
+    for obj in scene.objects:
+        role, settings = _role(obj), obj.unified_particles
+        if role == "RIGID" and getattr(settings, "has_rest", False):
+            current = _matrix(obj.matrix_world)
+            rest = np.asarray(settings.rest_matrix, dtype=np.float64).reshape(4, 4)
+            if not np.allclose(current, rest, rtol=1e-5, atol=1e-6):
+                settings.rest_matrix = current.reshape(-1).tolist()
+        elif role == "CLOTH" and obj.type == "MESH":
+            attr = obj.data.attributes.get(REST_ATTRIBUTE)
+            n = len(obj.data.vertices)
+            if (
+                attr is None
+                or attr.domain != "POINT"
+                or attr.data_type != "FLOAT_VECTOR"
+                or len(attr.data) != n
+            ):
+                continue
+            rest32 = np.empty(n * 3, dtype=np.float32)
+            attr.data.foreach_get("vector", rest32)
+            current32 = _read_positions(obj.data).reshape(-1)
+            if not np.allclose(current32, rest32, rtol=1e-5, atol=1e-6):
+                attr.data.foreach_set("vector", current32)
+
+
+def _fingerprint(state: Any) -> str:
+    """Hash of a solver state: a resumed bake must start from the same build (geometry, settings)."""
+    digest = hashlib.sha256()
+    for name, array in sorted(cf.state_to_arrays(state).items()):
+        digest.update(name.encode())
+        digest.update(str(array.dtype).encode() + str(array.shape).encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
 @contextlib.contextmanager
 def _paused(scene: bpy.types.Scene) -> Iterator[None]:
     """Keep the live frame handler away from ``scene`` (if the runner offers that)."""
@@ -1235,12 +1336,26 @@ def _error_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+_PASS_EVENTS = {
+    "MOUSEMOVE",
+    "INBETWEEN_MOUSEMOVE",
+    "MIDDLEMOUSE",
+    "WHEELUPMOUSE",
+    "WHEELDOWNMOUSE",
+    "TRACKPADPAN",
+    "TRACKPADZOOM",
+    "MOUSEROTATE",
+    "NDOF_MOTION",
+    "WINDOW_DEACTIVATE",
+}
+
+
 class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
     """Simulate the frame range and store it in shape keys, keyframes and point-cache files"""
 
     bl_idname = "unified_particles.bake"
     bl_label = "Bake"
-    bl_options = {"REGISTER"}
+    bl_options = {"REGISTER", "UNDO"}
 
     use_custom_range: BoolProperty(  # type: ignore[valid-type]
         name="Custom Range",
@@ -1331,6 +1446,14 @@ class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
         if context.workspace is not None:
             context.workspace.status_text_set(text)
 
+    def cancel(self, context: bpy.types.Context) -> None:
+        """Blender ends the operator (a file is loaded, the window closes): keep the previous bake."""
+        if self._job is not None:
+            with contextlib.suppress(Exception):
+                self._job.cancel()
+        with contextlib.suppress(Exception):
+            self._stop(context)
+
     def _stop(self, context: bpy.types.Context) -> None:
         wm = context.window_manager
         if self._timer is not None:
@@ -1351,7 +1474,8 @@ class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
             self.report({"WARNING"}, "Bake cancelled; the previous bake is unchanged. Bake again to resume")
             return {"CANCELLED"}
         if event.type != "TIMER":
-            return {"PASS_THROUGH"}
+            # View navigation stays usable; edits, undo and frame changes wait until the bake is done.
+            return {"PASS_THROUGH"} if event.type in _PASS_EVENTS else {"RUNNING_MODAL"}
         deadline = time.perf_counter() + 0.1  # stay responsive: at most ~0.1 s of work per event
         try:
             done = job.step()
@@ -1406,11 +1530,66 @@ class UNIFIED_PARTICLES_OT_free_bake(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class UNIFIED_PARTICLES_PT_bake(bpy.types.Panel):
+    """Bake status of the scene and the bake output of the active object (in the add-on's sidebar tab)."""
+
+    bl_label = "Bake"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Unified Particles"
+    bl_order = 100
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        scene = context.scene
+        state = scene.unified_particles_bake
+        obj = context.object
+        if obj is not None:
+            source = getattr(obj.unified_particles, "source_object", None)
+            role = _role(source if source is not None else obj)
+            if role == "CLOTH":
+                layout.prop(obj.unified_particles_bake, "cloth_output", text="Bake To")
+            elif role == "RIGID":
+                layout.prop(obj.unified_particles_bake, "rigid_output", text="Bake To")
+            elif role == "GRANULAR":
+                layout.label(text="Grains bake to a point cache", icon="PARTICLES")
+        row = layout.row(align=True)
+        row.operator("unified_particles.bake", icon="REC")
+        row.operator("unified_particles.free_bake", icon="TRASH")
+        if state.is_baking:
+            layout.label(text="Baking...", icon="TIME")
+        elif state.baked:
+            layout.label(text=f"Baked frames {state.frame_start}-{state.frame_end}", icon="CHECKMARK")
+            if state.outdated:
+                layout.label(text="Outdated: settings changed since the bake", icon="ERROR")
+        for text, icon, alert in ((state.status, "INFO", False), (state.error, "ERROR", True)):
+            if text:
+                box = layout.box()
+                box.alert = alert
+                for line in _wrap(text, 40):
+                    box.label(text=line, icon=icon)
+                    icon = "BLANK1"
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line] if line else lines
+
+
 classes = (
     UNIFIED_PARTICLES_PG_object_bake,
     UNIFIED_PARTICLES_PG_scene_bake,
     UNIFIED_PARTICLES_OT_bake,
     UNIFIED_PARTICLES_OT_free_bake,
+    UNIFIED_PARTICLES_PT_bake,
 )
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
@@ -1419,16 +1598,23 @@ def register() -> None:
     _register_classes()
     bpy.types.Object.unified_particles_bake = PointerProperty(type=UNIFIED_PARTICLES_PG_object_bake)
     bpy.types.Scene.unified_particles_bake = PointerProperty(type=UNIFIED_PARTICLES_PG_scene_bake)
-    if _on_load_post not in bpy.app.handlers.load_post:
-        bpy.app.handlers.load_post.append(_on_load_post)
+    for attr, func in _HANDLERS:
+        handlers = getattr(bpy.app.handlers, attr)
+        if func not in handlers:
+            handlers.append(func)
+
+
+_HANDLERS = (("load_post", _on_load_post), ("save_pre", _on_save_pre))
 
 
 def unregister() -> None:
-    for handler in list(bpy.app.handlers.load_post):
-        if getattr(handler, "__name__", "") == _on_load_post.__name__ and getattr(
-            handler, "__module__", ""
-        ).startswith(__package__ or ""):
-            bpy.app.handlers.load_post.remove(handler)
+    for attr, func in _HANDLERS:
+        handlers = getattr(bpy.app.handlers, attr)
+        for handler in list(handlers):
+            # By name too: after a reload Blender may hold a different function object.
+            same_name = getattr(handler, "__name__", "") == func.__name__
+            if handler is func or (same_name and getattr(handler, "__module__", "") == func.__module__):
+                handlers.remove(handler)
     del bpy.types.Scene.unified_particles_bake
     del bpy.types.Object.unified_particles_bake
     _unregister_classes()

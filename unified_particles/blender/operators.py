@@ -29,7 +29,21 @@ def _object_mode_poll(cls: type, context: bpy.types.Context) -> bool:
 
 
 def _selected_meshes(context: bpy.types.Context) -> list[bpy.types.Object]:
-    return [o for o in context.selected_objects if o.type == "MESH"]
+    """Selected meshes; a selected particle object stands for its (hidden, unselectable) source."""
+    objects: list[bpy.types.Object] = []
+    for obj in context.selected_objects:
+        target = _owner(obj)
+        if target is not None and target.type == "MESH" and target not in objects:
+            objects.append(target)
+    return objects
+
+
+def _owner(obj: bpy.types.Object | None) -> bpy.types.Object | None:
+    """The object whose settings apply: a particle object's source, else the object itself."""
+    if obj is None:
+        return None
+    source = obj.unified_particles.source_object
+    return source if source is not None else obj
 
 
 def _world_mesh(
@@ -81,10 +95,6 @@ class _MakeOperator(bpy.types.Operator):
             self.report({"ERROR"}, "Select one or more mesh objects first")
             return {"CANCELLED"}
         for obj in objects:
-            source = obj.unified_particles.source_object
-            if source is not None:
-                self.report({"ERROR"}, f"{obj.name!r} shows the grains of {source.name!r}: select the source")
-                return {"CANCELLED"}
             try:
                 problem = self.check_object(context, obj)
             except Exception as exc:
@@ -137,10 +147,6 @@ class UNIFIED_PARTICLES_OT_make_cloth(_MakeOperator):
             return f"{obj.name!r} has shape keys: remove them before making it cloth"
         return None
 
-    def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
-        super().setup_object(context, obj)
-        simulation.cloth_rest_positions(obj)  # keep the original vertex positions in the mesh
-
 
 class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
     """Fill the selected meshes with grains (the mesh is hidden, a particle object shows the grains)"""
@@ -153,11 +159,21 @@ class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
         vertices, tris = _world_mesh(obj, context)
         if len(tris) == 0 or _is_flat(vertices):
             return f"{obj.name!r} is flat and has no volume to fill with grains"
+        # Fill now, so that a refusal (too small, too many grains) happens before anything changed.
+        radius = context.scene.unified_particles.particle_radius
+        self._points[obj.name] = simulation.grain_points(obj, context.evaluated_depsgraph_get(), radius)
         return None
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        self._points: dict[str, mesh_io.FloatArray] = {}
+        try:
+            return super().execute(context)
+        finally:
+            self._points = {}
 
     def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
         radius = context.scene.unified_particles.particle_radius
-        points = simulation.grain_points(obj, context.evaluated_depsgraph_get(), radius)
+        points = self._points[obj.name]
         if obj.unified_particles.particle_object is None:
             granular.create_particle_object(obj, points, radius)
         else:
@@ -199,12 +215,7 @@ class UNIFIED_PARTICLES_OT_clear(bpy.types.Operator):
         return _object_mode_poll(cls, context)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        objects: list[bpy.types.Object] = []
-        for obj in context.selected_objects:
-            source = obj.unified_particles.source_object
-            target = source if source is not None else obj
-            if target.unified_particles.role != "NONE" and target not in objects:
-                objects.append(target)
+        objects = [o for o in _selected_meshes(context) if o.unified_particles.role != "NONE"]
         if not objects:
             self.report({"ERROR"}, "Select one or more simulated objects first")
             return {"CANCELLED"}
@@ -245,7 +256,7 @@ class UNIFIED_PARTICLES_OT_apply_preset(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.object
+        obj = _owner(context.object)
         if obj is None or obj.unified_particles.role not in ("RIGID", "CLOTH", "GRANULAR"):
             cls.poll_message_set("The active object must be rigid, cloth or granular")  # type: ignore[attr-defined]
             return False
@@ -260,9 +271,8 @@ class UNIFIED_PARTICLES_OT_apply_preset(bpy.types.Operator):
         return "Apply a material preset"
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        objects = {o for o in context.selected_objects}
-        if context.object is not None:
-            objects.add(context.object)
+        candidates = [*context.selected_objects, context.object]
+        objects = {owner for owner in map(_owner, candidates) if owner is not None}
         changed = [
             o.name
             for o in sorted(objects, key=lambda o: o.name)

@@ -119,6 +119,8 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel, bpy.types.Panel):
             if obj.type == "MESH":
                 col.prop_search(settings, "pin_group", obj, "vertex_groups", text="Pin Group")
             col.prop(settings, "self_collision")
+            if obj.modifiers:
+                col.label(text="Modifiers act on the simulated cloth", icon="MODIFIER")
         elif role == "GRANULAR":
             col.prop(settings, "density")
             col.prop(settings, "friction")

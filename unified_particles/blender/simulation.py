@@ -26,7 +26,7 @@ Runner API (for the bake module and scripts)
     One ``Entry`` per simulated object: ``kind`` (RIGID/CLOTH/GRANULAR/COLLIDER), ``name`` (object),
     ``body`` (the core body or collider), ``target`` (object receiving the motion: the object itself or
     a granular source's particle object).
-``Simulation.restart_from(frame, state)``
+``Simulation.adopt_state(frame, state)``
     Drop the cache and continue from a saved state at ``frame`` (resuming an interrupted bake).
 ``Simulation.invalidate(frame | None)``, ``Simulation.trim_cache(bytes, keep_frame)``,
 ``Simulation.frames_cached``, ``Simulation.memory_bytes``, ``Simulation.error``.
@@ -43,9 +43,12 @@ Design decisions
   the simulated cloth afterwards, as with Blender's Cloth modifier at the top of the stack (a
   Subdivision Surface modifier smooths the simulated cloth). Rigid bodies, granular sources and colliders
   are read from the evaluated mesh (modifiers applied).
-* Original data is kept in the .blend so Reset and Clear can restore it, also after reopening a file
-  saved mid-simulation: a rigid object's world matrix in ``object.unified_particles.rest_matrix``, a
-  cloth mesh's vertex positions in the point attribute ``unified_particles_rest``.
+* While the simulation has moved an object away from its start, its original data is kept in the
+  .blend so Reset and Clear can restore it, also after reopening a file saved mid-simulation: a rigid
+  object's world matrix in ``object.unified_particles.rest_matrix`` (``has_rest``), a cloth mesh's (or
+  particle object's) vertex positions in the point attribute ``unified_particles_rest``. Both are
+  dropped when the start frame is shown, so an object at its start pose carries no stale copy: moving
+  it then (by hand, by a script, before a bake) moves where it starts.
 * At the start frame the objects show their rest pose; if the user moves a rigid object or edits a
   cloth mesh while at the start frame, that becomes the new rest pose and the cache is rebuilt.
 * Settings changes invalidate from the current frame (frames before it stay); changes of role, radius,
@@ -73,6 +76,8 @@ from .mesh_io import FloatArray
 from .properties import REST_ATTRIBUTE, stiffness_to_compliance
 
 SIM_ROLES = ("RIGID", "CLOTH", "GRANULAR", "COLLIDER")
+# Refuse to fill one object with more grains than this (the viewport and the solver would crawl).
+MAX_GRAINS_PER_OBJECT = 2_000_000
 
 
 @dataclass
@@ -84,6 +89,7 @@ class Entry:
     body: Any
     target: str
     rest_matrix: FloatArray | None = None  # rigid: world matrix at build time
+    rest_local: FloatArray | None = None  # cloth, granular: target's local vertex positions at build time
     animated: bool = False  # collider: may move from frame to frame
     last_written: Any = None  # what write_back put into Blender last (to detect user edits)
 
@@ -106,14 +112,8 @@ class Simulation:
     signature: tuple[Any, ...] = ()
     settings_key: tuple[Any, ...] = ()
     last_written_frame: int | None = None
+    shown_frame: int | None = None  # frame whose state the world holds after ensure_frame
     ignored_settings: list[str] = field(default_factory=list)
-    # Deprecated, always empty: collider poses are part of World.state() now. Kept until bake.py moves
-    # to restart_from().
-    collider_cache: dict[int, list[FloatArray]] = field(default_factory=dict)
-
-    def _collider_matrices(self) -> list[FloatArray]:
-        """Deprecated (see ``collider_cache``)."""
-        return []
 
     # ----------------------------------------------------------------------------------- info
     @property
@@ -212,6 +212,10 @@ class Simulation:
     def _add_rigid(self, world: Any, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
         s = obj.unified_particles
         rest = rigid_rest_matrix(obj)
+        remembered = _REST_MEMORY.get(obj.name)
+        if not s.has_rest and remembered is not None and np.allclose(rest, remembered, rtol=0.0, atol=1e-6):
+            rest = remembered
+        _REST_MEMORY[obj.name] = rest
         local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
         vertices = mesh_io.transform_points(rest, local)
         body = self._call(
@@ -249,7 +253,7 @@ class Simulation:
             friction=float(s.friction),
             name=obj.name,
         )
-        return Entry("CLOTH", obj.name, body, obj.name)
+        return Entry("CLOTH", obj.name, body, obj.name, rest_local=local)
 
     def _add_granular(
         self, world: Any, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float
@@ -261,8 +265,7 @@ class Simulation:
             target = granular.create_particle_object(obj, points, radius)
         else:
             granular.update_particle_object(target, points, radius)
-        # Rest copy so Reset and Clear put the grains back where they started.
-        mesh_io.write_float_vector_attribute(target.data, REST_ATTRIBUTE, mesh_io.read_positions(target.data))
+        mesh_io.remove_attribute(target.data, REST_ATTRIBUTE)  # the fresh grains are the rest state
         body = self._call(
             world.add_granular,
             points,
@@ -271,7 +274,7 @@ class Simulation:
             cohesion=float(s.cohesion),
             name=obj.name,
         )
-        return Entry("GRANULAR", obj.name, body, target.name)
+        return Entry("GRANULAR", obj.name, body, target.name, rest_local=mesh_io.read_positions(target.data))
 
     def _add_collider(self, world: Any, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
         s = obj.unified_particles
@@ -306,10 +309,11 @@ class Simulation:
         if self.dirty_from is not None:
             self._rebuild_from(scene, depsgraph, self.dirty_from)
         frame = max(int(frame), self.start_frame)
+        self.shown_frame = frame
         if frame in self.cache:
             self._restore(frame)
             return self.cache[frame]
-        if not any(f < frame for f in self.cache):  # e.g. after restart_from() at a later frame
+        if not any(f < frame for f in self.cache):  # e.g. after adopt_state() at a later frame
             self.build(scene, depsgraph)
         base = max(f for f in self.cache if f < frame)
         self._restore(base)
@@ -331,10 +335,11 @@ class Simulation:
                     scene.frame_set(current)
         return self.cache[frame]
 
-    def restart_from(self, frame: int, state: Any) -> None:
+    def adopt_state(self, frame: int, state: Any) -> None:
         """Forget the cache and continue from ``state`` (a ``World.state()`` of this world) at ``frame``.
 
-        For resuming an interrupted bake. Frames before ``frame`` are rebuilt from the start if shown.
+        For resuming an interrupted bake, after :meth:`build`. Frames before ``frame`` are simulated again
+        from the start if they are asked for.
         """
         self.world.set_state(state)
         snapshot = self.world.state()
@@ -362,7 +367,9 @@ class Simulation:
 
     def _move_colliders(self, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | None) -> None:
         for entry in self.entries:
-            if entry.kind == "COLLIDER" and entry.animated and hasattr(entry.body, "set_transform"):
+            # Every mesh collider is read every frame (cheap: one matrix), so moving one by hand works
+            # too; ``animated`` only decides whether skipped frames need the scene evaluated.
+            if entry.kind == "COLLIDER" and hasattr(entry.body, "set_transform"):
                 obj = bpy.data.objects.get(entry.name)
                 if obj is not None:
                     entry.body.set_transform(mesh_io.evaluated_matrix_world(obj, depsgraph))
@@ -400,27 +407,49 @@ class Simulation:
 
     # ---------------------------------------------------------------------------- write-back
     def write_back(self, scene: bpy.types.Scene) -> None:
-        """Show the world's current state on the Blender objects."""
+        """Show the world's current state on the Blender objects.
+
+        Rest data (``rest_matrix``, the ``unified_particles_rest`` attribute) exists exactly while an
+        object is displaced by the simulation: it is written when an object leaves its start pose and
+        dropped when the start frame is shown (then the object shows its rest pose, exactly).
+        """
+        at_rest = self.shown_frame == self.start_frame
         for entry in self.entries:
             target = bpy.data.objects.get(entry.target)
             if target is None:
                 continue
             if entry.kind == "RIGID":
                 assert entry.rest_matrix is not None
-                matrix = np.asarray(entry.body.transform, dtype=np.float64) @ entry.rest_matrix
+                settings = target.unified_particles
+                if at_rest:
+                    matrix = entry.rest_matrix
+                    settings.has_rest = False
+                else:
+                    matrix = np.asarray(entry.body.transform, dtype=np.float64) @ entry.rest_matrix
+                    if not settings.has_rest:
+                        settings.rest_matrix = [float(v) for v in entry.rest_matrix.reshape(-1)]
+                        settings.has_rest = True
                 target.matrix_world = mesh_io.numpy_to_matrix(matrix)
                 entry.last_written = mesh_io.matrix_to_numpy(target.matrix_world)
             elif entry.kind in ("CLOTH", "GRANULAR"):
-                world_positions = (
-                    entry.body.vertex_positions
-                    if entry.kind == "CLOTH"
-                    else np.asarray(self.world.positions)[entry.body.indices]
-                )
-                inverse = np.linalg.inv(mesh_io.matrix_to_numpy(target.matrix_world))
-                local = mesh_io.transform_points(inverse, world_positions)
-                mesh_io.write_positions(target.data, local)
-                entry.last_written = local.astype(np.float32)
-        self.last_written_frame = int(scene.frame_current)
+                assert entry.rest_local is not None
+                mesh = target.data
+                if at_rest:
+                    local = entry.rest_local
+                    mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)
+                else:
+                    world_positions = (
+                        entry.body.vertex_positions
+                        if entry.kind == "CLOTH"
+                        else np.asarray(self.world.positions)[entry.body.indices]
+                    )
+                    inverse = np.linalg.inv(mesh_io.matrix_to_numpy(target.matrix_world))
+                    local = mesh_io.transform_points(inverse, world_positions)
+                    if mesh_io.read_float_vector_attribute(mesh, REST_ATTRIBUTE) is None:
+                        mesh_io.write_float_vector_attribute(mesh, REST_ATTRIBUTE, entry.rest_local)
+                mesh_io.write_positions(mesh, local)
+                entry.last_written = np.asarray(local, dtype=np.float32)
+        self.last_written_frame = self.shown_frame
 
     def user_edited_rest(self) -> bool:
         """True if a simulated object was moved or its mesh edited since the last write-back."""
@@ -472,10 +501,12 @@ def simulated_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
     return sorted(objects, key=lambda o: o.name)
 
 
-def structure_signature(scene: bpy.types.Scene) -> tuple[Any, ...]:
+def structure_signature(
+    scene: bpy.types.Scene, objects: list[bpy.types.Object] | None = None
+) -> tuple[Any, ...]:
     """What decides which particles exist: objects, roles, particle radius, start frame."""
     parts: list[Any] = [round(scene.unified_particles.particle_radius, 9), scene.frame_start]
-    for obj in simulated_objects(scene):
+    for obj in simulated_objects(scene) if objects is None else objects:
         s = obj.unified_particles
         parts.append(
             (obj.name, s.role, s.collider_shape, s.particle_object.name if s.particle_object else "")
@@ -506,12 +537,14 @@ _SCENE_SETTINGS = (
 )
 
 
-def settings_signature(scene: bpy.types.Scene) -> tuple[Any, ...]:
+def settings_signature(
+    scene: bpy.types.Scene, objects: list[bpy.types.Object] | None = None
+) -> tuple[Any, ...]:
     """Every setting that changes the result (to notice changes made without update callbacks)."""
     s = scene.unified_particles
     parts: list[Any] = [getattr(s, name) for name in _SCENE_SETTINGS]
     parts += [tuple(scene.gravity), scene.use_gravity, scene.render.fps, scene.render.fps_base]
-    for obj in simulated_objects(scene):
+    for obj in simulated_objects(scene) if objects is None else objects:
         parts.append(tuple(getattr(obj.unified_particles, name) for name in _OBJECT_SETTINGS))
     return tuple(parts)
 
@@ -531,31 +564,37 @@ def is_animated(obj: bpy.types.Object | None) -> bool:
 
 
 def rigid_rest_matrix(obj: bpy.types.Object) -> FloatArray:
-    """A rigid object's world matrix before the simulation moved it (remembered in the .blend)."""
+    """A rigid object's world matrix before the simulation moved it (the current one if it is not moved)."""
     s = obj.unified_particles
-    if not s.has_rest:
-        s.rest_matrix = [v for row in obj.matrix_world for v in row]
-        s.has_rest = True
-    return np.asarray(s.rest_matrix, dtype=np.float64).reshape(4, 4)
+    if s.has_rest:
+        return np.asarray(s.rest_matrix, dtype=np.float64).reshape(4, 4)
+    return mesh_io.matrix_to_numpy(obj.matrix_world)
 
 
 def cloth_rest_positions(obj: bpy.types.Object) -> FloatArray:
-    """A cloth mesh's local vertex positions before the simulation moved them (remembered in the mesh)."""
+    """A mesh's local vertex positions before the simulation moved them (the current ones if not moved)."""
     rest = mesh_io.read_float_vector_attribute(obj.data, REST_ATTRIBUTE)
-    if rest is None:
-        rest = mesh_io.read_positions(obj.data)
-        mesh_io.write_float_vector_attribute(obj.data, REST_ATTRIBUTE, rest)
-    return rest
+    return mesh_io.read_positions(obj.data) if rest is None else rest
 
 
 def grain_points(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float) -> FloatArray:
     """World-space grain centres filling the evaluated mesh of ``obj``."""
     from ..core import SimulationInputError, fill_mesh_with_grains
+    from ..core.geometry import estimate_interior_count
 
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
     matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
     vertices = mesh_io.transform_points(matrix, local)
-    points = np.asarray(fill_mesh_with_grains(vertices, mesh_io.oriented_triangles(matrix, tris), radius))
+    tris = mesh_io.oriented_triangles(matrix, tris)
+    if len(tris) == 0:
+        raise SimulationInputError(f"{obj.name!r} has no faces to fill with grains")
+    estimate = estimate_interior_count(vertices, tris, 2.0 * radius)
+    if estimate > MAX_GRAINS_PER_OBJECT:
+        raise SimulationInputError(
+            f"{obj.name!r} would hold about {estimate:,} grains of radius {radius:g} m (at most "
+            f"{MAX_GRAINS_PER_OBJECT:,}); raise the particle radius or make the object smaller"
+        )
+    points = np.asarray(fill_mesh_with_grains(vertices, tris, radius))
     if len(points) == 0:
         raise SimulationInputError(
             f"{obj.name!r} is too small to hold a grain of radius {radius:g} m; "
@@ -580,6 +619,11 @@ def restore_objects(objects: list[bpy.types.Object]) -> None:
 
 # ------------------------------------------------------------------------------- registry
 _SIMULATIONS: dict[str, Simulation] = {}
+# Rigid object name -> the exact rest matrix of its last build. Blender re-derives matrix_world from
+# location/rotation/scale (or keyframes), which changes the last bits; an object found within 1e-6 of its
+# remembered rest is taken to be at that rest, so rebuilding (after Reset, a settings change at the start
+# frame, or a bake) starts bit-identically.
+_REST_MEMORY: dict[str, FloatArray] = {}
 _PAUSED: set[str] = set()
 _IN_HANDLER: list[bool] = [False]
 
@@ -614,6 +658,7 @@ def free_all() -> None:
     """Forget every simulation (a file is being loaded, or the add-on is disabled)."""
     _SIMULATIONS.clear()
     _PAUSED.clear()
+    _REST_MEMORY.clear()
 
 
 def reset(scene: bpy.types.Scene) -> None:
@@ -650,12 +695,14 @@ def _nested_handler_guard() -> Iterator[None]:
         _IN_HANDLER[0] = previous
 
 
-def _report_once(sim: Simulation, scene: bpy.types.Scene, message: str) -> None:
+def _report_once(sim: Simulation, scene: bpy.types.Scene, message: str, failed: bool = True) -> None:
+    """Print ``message`` once, show it in the panel; if ``failed``, stop trying until something changes."""
     if sim.error != message:
         print(f"Unified Particles ({scene.name}): {message}", file=sys.stderr)
     sim.error = message
-    sim.failed = True
-    sim.failed_key = (structure_signature(scene), settings_signature(scene))
+    if failed:
+        sim.failed = True
+        sim.failed_key = (structure_signature(scene), settings_signature(scene))
     if scene.unified_particles.last_error != message:
         scene.unified_particles.last_error = message
 
@@ -667,9 +714,8 @@ def on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | Non
     settings = getattr(scene, "unified_particles", None)
     if settings is None or settings.is_baked:
         return
-    sim = _SIMULATIONS.get(scene.name)
     if not any(o.unified_particles.role in SIM_ROLES for o in scene.objects):
-        if sim is not None:
+        if scene.name in _SIMULATIONS:
             free_simulation(scene)
         return
     sim = get_simulation(scene)
@@ -681,16 +727,17 @@ def _show_frame(sim: Simulation, scene: bpy.types.Scene, depsgraph: bpy.types.De
     from ..core import SimulationInputError
 
     frame = int(scene.frame_current)
+    objects = simulated_objects(scene)
     if sim.built:
-        if structure_signature(scene) != sim.signature:
+        if structure_signature(scene, objects) != sim.signature:
             sim.invalidate(None)
         elif sim.last_written_frame == sim.start_frame and sim.user_edited_rest():
             _adopt_user_edits(sim)
             sim.invalidate(None)
-        elif sim.dirty_from is None and settings_signature(scene) != sim.settings_key:
+        elif sim.dirty_from is None and settings_signature(scene, objects) != sim.settings_key:
             sim.invalidate(None)
     if sim.failed:
-        if (structure_signature(scene), settings_signature(scene)) == sim.failed_key:
+        if (structure_signature(scene, objects), settings_signature(scene, objects)) == sim.failed_key:
             return
         sim.invalidate(None)  # something changed (e.g. undo, which runs no update callbacks): retry
     if bpy.app.is_job_running("RENDER") and not scene.render.use_lock_interface:
@@ -698,6 +745,7 @@ def _show_frame(sim: Simulation, scene: bpy.types.Scene, depsgraph: bpy.types.De
             sim,
             scene,
             "Rendering a live simulation needs Render > Lock Interface; or bake the simulation first",
+            failed=False,  # only this render is refused
         )
         return
     try:
@@ -708,6 +756,7 @@ def _show_frame(sim: Simulation, scene: bpy.types.Scene, depsgraph: bpy.types.De
     except Exception as exc:  # a handler must not raise: show it in the panel instead
         _report_once(sim, scene, f"{type(exc).__name__}: {exc}")
     else:
+        sim.error = ""
         if sim.ignored_settings:
             print(
                 f"Unified Particles: solver ignores settings {sorted(set(sim.ignored_settings))}",
@@ -726,6 +775,7 @@ def _adopt_user_edits(sim: Simulation) -> None:
             continue
         if entry.kind == "RIGID":
             obj.unified_particles.has_rest = False
+            _REST_MEMORY.pop(entry.name, None)
         elif entry.kind == "CLOTH":
             mesh_io.remove_attribute(obj.data, REST_ATTRIBUTE)
 

@@ -71,7 +71,8 @@ def collider_corrections(
     pair coefficient is the mean of the particle's and the collider's friction.
     """
     n = contacts.normal
-    dx = contacts.depth[:, None] * n
+    # Near contacts (depth <= 0) get no push and, with zero depth, no friction either.
+    dx = np.maximum(contacts.depth, 0.0)[:, None] * n
     if x_prev is None:
         return dx
     idx = contacts.idx
@@ -79,9 +80,9 @@ def collider_corrections(
     rel = (x_pred[idx] - x_prev[idx]) - contacts.velocity * h
     t = rel - np.einsum("ij,ij->i", rel, n)[:, None] * n
     tl = np.sqrt(np.einsum("ij,ij->i", t, t))
-    pen = contacts.depth
+    pen = np.maximum(contacts.depth, 0.0)
     factor = np.where(
-        tl < mu_static_scale * mu * pen,
+        (tl < mu_static_scale * mu * pen) & (pen > 0.0),
         1.0,
         np.minimum(mu_kinetic_scale * mu * pen / np.maximum(tl, 1e-300), 1.0),
     )
@@ -169,12 +170,16 @@ class PlaneCollider:
         return cls(p, n / length, _check_friction(friction), name)
 
 
-def plane_contacts(planes: list[PlaneCollider], x: FloatArray, radius: float) -> ColliderContacts:
-    """Contacts of all particles against all planes at once: (x - p) . n < r."""
+def plane_contacts(planes: list[PlaneCollider], x: FloatArray, radius: float, tolerance: float = 0.0) -> ColliderContacts:
+    """Contacts of all particles against all planes at once: (x - p) . n < r + tolerance.
+
+    Near contacts (depth in (-tolerance, 0]) are reported too; they produce no correction.
+    """
     normals = np.array([p.normal for p in planes])
     offsets = np.array([p.normal @ p.point for p in planes])
-    dist = x @ normals.T - offsets
-    hit_i, hit_p = np.nonzero(dist < radius)
+    # einsum, not `@`: a BLAS call for (N,3)x(3,P) is slow and spins threads on a busy machine.
+    dist = np.einsum("ij,kj->ik", x, normals) - offsets
+    hit_i, hit_p = np.nonzero(dist < radius + tolerance)
     depth = radius - dist[hit_i, hit_p]
     friction = np.array([p.friction for p in planes])[hit_p]
     normal = normals[hit_p]
@@ -259,8 +264,11 @@ class MeshCollider:
             self._pose_cache[key] = cached
         return cached
 
-    def contacts(self, x: FloatArray, alpha: float, dt_frame: float) -> ColliderContacts:
-        """Contacts at fraction ``alpha`` (0..1] of the frame's motion from frame start to target."""
+    def contacts(self, x: FloatArray, alpha: float, dt_frame: float, tolerance: float = 0.0) -> ColliderContacts:
+        """Contacts at fraction ``alpha`` (0..1] of the frame's motion from frame start to target.
+
+        Points closer than r + tolerance are reported (depth may be down to -tolerance).
+        """
         r0, t0 = self._pose(self._frame_start)
         r1, t1 = self._pose(self._transform)
         moving = not (np.array_equal(r0, r1) and np.array_equal(t0, t1))
@@ -269,20 +277,22 @@ class MeshCollider:
             t = t0 + alpha * (t1 - t0)
         else:
             r, t = r1, t1
-        q = (x - t) @ r
+        q = np.einsum("ij,jk->ik", x - t, r)
         near = np.flatnonzero(np.all((q >= self._lo) & (q <= self._hi), axis=1))
-        idx, depth, normal_local = self._query_contacts(q, near)
+        idx, depth, normal_local = self._query_contacts(q, near, self.radius + tolerance)
         ql = q[idx]
-        normal = normal_local @ r.T
+        normal = np.einsum("ij,kj->ik", normal_local, r)
         if moving and dt_frame > 0.0:
-            velocity = ((ql @ r1.T + t1) - (ql @ r0.T + t0)) / dt_frame
+            velocity = (np.einsum("ij,kj->ik", ql, r1 - r0) + (t1 - t0)) / dt_frame
         else:
             velocity = np.zeros_like(normal)
         friction = np.full(idx.shape, self.friction)
         return ColliderContacts(idx, normal, depth, velocity, friction)
 
-    def _query_contacts(self, q: FloatArray, near: IntArray) -> tuple[IntArray, FloatArray, FloatArray]:
-        """Trilinear SDF lookup of the points ``q[near]`` (local frame); only those closer than r.
+    def _query_contacts(
+        self, q: FloatArray, near: IntArray, reach: float
+    ) -> tuple[IntArray, FloatArray, FloatArray]:
+        """Trilinear SDF lookup of the points ``q[near]`` (local frame); only those closer than ``reach``.
 
         Same interpolation as ``SDFVolume.query`` but with one flat ``take`` of the 8 cell corners and
         normals only for the few points in contact (the volume's own query is used where the
@@ -299,7 +309,7 @@ class MeshCollider:
         f = uc - base
         strides = np.array([shape[1] * shape[2], shape[2], 1], dtype=np.int64)
         corners = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=np.int64) @ strides
-        idx8 = (base @ strides)[:, None] + corners
+        idx8 = np.einsum("ij,j->i", base, strides)[:, None] + corners
         wx = np.stack([1.0 - f[:, 0], f[:, 0]], axis=1)
         wy = np.stack([1.0 - f[:, 1], f[:, 1]], axis=1)
         wz = np.stack([1.0 - f[:, 2], f[:, 2]], axis=1)
@@ -309,7 +319,7 @@ class MeshCollider:
         outside = np.sqrt(np.einsum("ij,ij->i", offset, offset))
         out = outside > 0.0
         dist = np.where(out, outside + np.maximum(dist, 0.0), dist)
-        hit = np.flatnonzero(dist < self.radius)
+        hit = np.flatnonzero(dist < reach)
         g = np.einsum("hk,hkc->hc", w8[hit], self._grad_flat.take(idx8[hit], axis=0))
         length = np.sqrt(np.einsum("ij,ij->i", g, g))
         weak = length < 1e-3

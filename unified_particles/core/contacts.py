@@ -37,6 +37,61 @@ def contact_inv_mass_pairs(
     return wi, wj
 
 
+# A face normal replaces the particle-pair direction when they are closer than ~37 degrees.
+FACE_NORMAL_COS = 0.8
+# ... and within 60 degrees when the other particle is not rigid.
+FACE_NORMAL_COS_ONE_SIDED = 0.8
+
+
+def _rigid_normals(
+    n: FloatArray,
+    d: FloatArray,
+    c: FloatArray,
+    di: FloatArray,
+    dj: FloatArray,
+    s: FloatArray,
+    rigid: NDArray[np.bool_],
+    gi: FloatArray,
+    gj: FloatArray,
+    radius: float,
+) -> tuple[FloatArray, FloatArray]:
+    """Contact normals and depths for pairs involving rigid particles (paper Sec. 5.1, extended).
+
+    Candidates for the direction particle i must move: into its own body (-grad phi_i) or out of j's
+    body (+grad phi_j); non-rigid particles have no candidate (zero gradient).
+
+    * Deep pair (the shallower particle lies > 1.75 r inside its body): that particle's SDF normal,
+      whatever the pair direction, so interpenetrating bodies separate the short way (paper).
+    * Otherwise, if a candidate is within ~37 degrees of the pair direction, it replaces it and the
+      depth is measured along it: a flat face then acts flat instead of like a bumpy layer of spheres
+      (which pushes stacked boxes sideways into the "valleys" until the stack falls).
+    * Otherwise the pair direction, reflected when it points into the shallower particle's body
+      (paper's boundary rule).
+    """
+    use_i = di <= dj
+    cand_i = np.where(np.isfinite(di)[:, None], -gi, 0.0)
+    cand_j = np.where(np.isfinite(dj)[:, None], gj, 0.0)
+    n_shallow = np.where(use_i[:, None], cand_i, cand_j)
+    deep = rigid & (s > DEEP_SDF_RADII * radius)
+    dot_i = np.einsum("ij,ij->i", n, cand_i)
+    dot_j = np.einsum("ij,ij->i", n, cand_j)
+    best = np.where((dot_i >= dot_j)[:, None], cand_i, cand_j)
+    best_dot = np.maximum(dot_i, dot_j)
+    # Against a non-rigid partner (cloth, grain) the face normal applies over a wider cone: thin
+    # cloth pushed sideways opens holes a heavy body falls through.
+    one_sided = ~(np.isfinite(di) & np.isfinite(dj))
+    face = rigid & ~deep & (best_dot > np.where(one_sided, FACE_NORMAL_COS_ONE_SIDED, FACE_NORMAL_COS))  # X
+    dot_s = np.where(use_i, dot_i, dot_j)
+    flip = rigid & ~deep & ~face & (dot_s < 0.0)
+    out = np.where(deep[:, None], n_shallow, n)
+    out = np.where(face[:, None], best, out)
+    out = np.where(flip[:, None], n - 2.0 * dot_s[:, None] * n_shallow, out)
+    # Depth along a face normal is the projected separation (<= the centre distance).
+    proj = np.einsum("ij,ij->i", d, out)
+    c = np.where(face, np.minimum(proj - 2.0 * radius, c), c)
+    return out, c
+
+
 def particle_contacts(
     x_pred: FloatArray,
     x_prev: FloatArray | None,
@@ -50,7 +105,8 @@ def particle_contacts(
     cohesion: FloatArray | None = None,
     sdf_depth: FloatArray | None = None,
     sdf_normal: FloatArray | None = None,
-) -> tuple[IntArray, FloatArray]:
+    touch_tolerance: float = 0.0,
+) -> tuple[IntArray, FloatArray, IntArray]:
     """Corrections for candidate pairs (i, j) of equal-radius particles.
 
     Non-penetration (paper Eq. 16-ish, the standard PBD contact): C = |x_ij| - 2r <= 0,
@@ -79,14 +135,19 @@ def particle_contacts(
         sdf_depth: (N,) depth of the particle below its body surface, metres (+inf if not rigid).
         sdf_normal: (N, 3) unit outward normal of the particle's body at the particle, world frame.
 
+        touch_tolerance: pairs with a gap below this (metres) count as touching.
+
     Returns:
-        (idx, delta): (2K,) particle indices and (2K, 3) position corrections, metres, for the K
-        active pairs, first the i sides then the j sides.
+        (idx, delta, touching): (2K,) particle indices and (2K, 3) position corrections, metres, for
+        the K active pairs (first the i sides then the j sides), and the indices of particles in pairs
+        closer than 2r + touch_tolerance (used to weight shape matching).
     """
     d = x_pred[i] - x_pred[j]
     dist = np.sqrt(np.einsum("ij,ij->i", d, d))
     rest = 2.0 * radius
     c = dist - rest
+    near = c < touch_tolerance
+    touching = np.concatenate([i[near], j[near]])
     if cohesion is not None:
         active = (c < 0.0) | ((cohesion > 0.0) & (c < COHESION_RANGE_RADII * radius))
     else:
@@ -105,17 +166,10 @@ def particle_contacts(
 
     if sdf_depth is not None and sdf_normal is not None:
         di, dj = sdf_depth[i], sdf_depth[j]
-        use_i = di <= dj
         s = np.minimum(di, dj)
         rigid = np.isfinite(s)
         if rigid.any():
-            # Direction in which particle i must move: away from the body of the shallower particle.
-            n_sdf = np.where(use_i[:, None], -sdf_normal[i], sdf_normal[j])
-            deep = rigid & (s > DEEP_SDF_RADII * radius)
-            dot = np.einsum("ij,ij->i", n, n_sdf)
-            flip = rigid & ~deep & (dot < 0.0)
-            n = np.where(deep[:, None], n_sdf, n)
-            n = np.where(flip[:, None], n - 2.0 * dot[:, None] * n_sdf, n)
+            n, c = _rigid_normals(n, d, c, di, dj, s, rigid, sdf_normal[i], sdf_normal[j], radius)
 
     inv_wsum = 1.0 / wsum
     # Penetration is resolved fully; cohesion closes a fraction of the gap.
@@ -136,4 +190,4 @@ def particle_contacts(
         dxi -= wi[:, None] * tf
         dxj += wj[:, None] * tf
 
-    return np.concatenate([i, j]), np.concatenate([dxi, dxj])
+    return np.concatenate([i, j]), np.concatenate([dxi, dxj]), touching

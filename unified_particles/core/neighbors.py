@@ -64,7 +64,7 @@ def find_pairs(
     c = np.floor((x - lo) / cell).astype(np.int64) + 1
     dims = c.max(axis=0) + 2
     stride = np.array([dims[1] * dims[2], dims[2], 1], dtype=np.int64)
-    key = c @ stride
+    key = np.einsum("ij,j->i", c, stride)
     order = np.argsort(key, kind="stable")
     skey = key[order]
     sx = x[order]

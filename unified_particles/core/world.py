@@ -68,6 +68,9 @@ BYTES_PER_PARTICLE = 1200
 # Cloth particles closer than this many diameters in the rest shape never self-collide.
 SELF_COLLISION_REST_DIAMETERS = 2.0
 KIND_GRANULAR, KIND_RIGID, KIND_CLOTH = 0, 1, 2
+# A particle within this many radii of a contact counts as touching for the shape-matching weights:
+# resting contacts flicker on and off at exactly zero gap, and weights that flicker inject energy.
+TOUCH_TOLERANCE_RADII = 0.1
 
 
 @dataclass
@@ -93,7 +96,7 @@ class SolverSettings:
             reused across small steps until some particle moved more than half of it. Default None
             means one particle radius.
         max_mass_ratio: largest inverse-mass ratio between the two sides of a particle contact; the
-            heavier side is made lighter beyond it so it cannot tunnel. Default 30.
+            heavier side is made lighter beyond it so it cannot tunnel. Default 10.
         rigid_contact_weight: extra shape-matching weight of a rigid particle that touches
             something, relative to its mass (so friction and contact corrections are not averaged
             away by the fit). Default 50.
@@ -111,7 +114,7 @@ class SolverSettings:
     sleep_threshold: float = 0.0
     shock_propagation: float = 0.5
     collision_margin: float | None = None
-    max_mass_ratio: float = 30.0
+    max_mass_ratio: float = 10.0
     rigid_contact_weight: float = 50.0
     memory_limit: float | None = None
 
@@ -338,9 +341,10 @@ class World:
             pts,
             False,
             inv_mass=1.0 / m_particle,
-            # Contacts move a rigid particle as if it carried the whole body (translational
-            # response); shape matching then moves the body with it.
-            contact_inv_mass=1.0 / total,
+            # Contacts use the particle's own mass, as in FleX: with the whole body's mass a box on
+            # a cloth reaches mass ratios of 1e4 and needs the ratio limit for every contact.
+            # Shape matching (touching particles weigh more) then carries the correction to the body.
+            contact_inv_mass=1.0 / m_particle,
             kind=KIND_RIGID,
             friction=friction,
             sdf_depth=np.maximum(-np.asarray(s.sdf, dtype=np.float64), 0.0),
@@ -600,7 +604,10 @@ class World:
         # 4. Stabilization: contacts only, on x, moving x and x* alike (no energy added).
         if stabilize:
             for _ in range(int(s.stabilization_iterations)):
-                dx = self._contact_pass(x, None, pair_i, pair_j, w_contact, alpha, dt_frame, h)[0]
+                dx, touching, _ = self._contact_pass(x, None, pair_i, pair_j, w_contact, alpha, dt_frame, h)
+                if self._shape is not None:
+                    # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
+                    dx[self._shape.idx] += self._rigid_goals(x + dx, touching)[0]
                 x += dx
                 x_pred += dx
         # 5. Solver iteration over the constraint families, each Jacobi-averaged or coloured.
@@ -610,9 +617,10 @@ class World:
         for solver in self._distance_solvers(h):
             solver.solve(x_pred)
         # 6. Velocity update, restitution, sleeping; commit positions.
+        v_before = v.copy() if s.restitution > 0.0 else v
         v[...] = (x_pred - x) / h
         if s.restitution > 0.0 and len(col.idx):
-            self._apply_restitution(v, col, h)
+            self._apply_restitution(v, v_before, col, h)
         if s.sleep_threshold > 0.0:
             asleep = np.einsum("ij,ij->i", v, v) < s.sleep_threshold**2
             v[asleep] = 0.0
@@ -620,10 +628,11 @@ class World:
         x[...] = x_pred
 
     def _distance_solvers(self, h: float) -> list[GaussSeidelSolver]:
-        """Coloured stretch then bending solvers for step size h (cached: h is fixed per frame rate)."""
+        """Coloured bending then stretch solvers for step size h (cached: h is fixed per frame rate)."""
         solvers = self._solver_cache.get(h)
         if solvers is None:
-            solvers = [GaussSeidelSolver(c, self._inv_mass, h) for c in (self._stretch_all, self._bend_all) if len(c)]
+            # Bending first, stretch last: the (much stiffer) stretch constraints get the final word.
+            solvers = [GaussSeidelSolver(c, self._inv_mass, h) for c in (self._bend_all, self._stretch_all) if len(c)]
             if len(self._solver_cache) > 8:
                 self._solver_cache.clear()
             self._solver_cache[h] = solvers
@@ -651,28 +660,36 @@ class World:
         n = len(x_pred)
         target = x_pred if apply else x_pred.copy()
         touching = np.zeros(n, dtype=bool)
-        col = self._collider_contacts(target, alpha, dt_frame)
+        tol = TOUCH_TOLERANCE_RADII * self.radius
+        col = self._collider_contacts(target, alpha, dt_frame, tol)
         if len(col.idx):
+            touching[col.idx] = True
+            active = col.depth > 0.0
+            if not active.all():
+                col = ColliderContacts(
+                    col.idx[active], col.normal[active], col.depth[active], col.velocity[active], col.friction[active]
+                )
             delta = collider_corrections(
                 target, x_prev, col, s.static_friction_scale, s.dynamic_friction_scale, self._friction, h
             )
-            touching[self._apply_jacobi(target, col.idx, delta, 1.0) > 0] = True
+            self._apply_jacobi(target, col.idx, delta, 1.0)
         if len(pair_i):
             wi, wj = contact_inv_mass_pairs(w_contact, pair_i, pair_j, s.max_mass_ratio)
             mu = 0.5 * (self._friction[pair_i] + self._friction[pair_j])
             coh = 0.5 * (self._cohesion[pair_i] + self._cohesion[pair_j]) if self._has_cohesion else None
-            idx, delta = particle_contacts(
+            idx, delta, near = particle_contacts(
                 target, x_prev, pair_i, pair_j, wi, wj, self.radius,
                 mu * s.static_friction_scale, mu * s.dynamic_friction_scale, coh,
-                *self._rigid_sdf_world(),
+                *self._rigid_sdf_world(), touch_tolerance=tol,
             )  # fmt: skip
+            touching[near] = True
             if len(idx):
-                touching[self._apply_jacobi(target, idx, delta, s.relaxation) > 0] = True
+                self._apply_pair_jacobi(target, idx, delta, s.relaxation)
         return target - x_pred, touching, col
 
-    def _collider_contacts(self, x: FloatArray, alpha: float, dt_frame: float) -> ColliderContacts:
-        parts = [plane_contacts(self.planes, x, self.radius)] if self.planes else []
-        parts += [mesh.contacts(x, alpha, dt_frame) for mesh in self.meshes]
+    def _collider_contacts(self, x: FloatArray, alpha: float, dt_frame: float, tol: float) -> ColliderContacts:
+        parts = [plane_contacts(self.planes, x, self.radius, tol)] if self.planes else []
+        parts += [mesh.contacts(x, alpha, dt_frame, tol) for mesh in self.meshes]
         return ColliderContacts.concatenate(parts)
 
     def _apply_jacobi(self, x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> IntArray:
@@ -684,13 +701,29 @@ class World:
         x += acc * (omega / np.maximum(count, 1))[:, None]
         return count
 
+    def _apply_pair_jacobi(self, x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> None:
+        """Jacobi averaging that keeps pair corrections equal and opposite (momentum-conserving).
+
+        Eq. 11 divides the sum at particle i by its constraint count n_i; for a pair whose ends have
+        different counts that breaks Newton's third law. Scaling each pair by 1 / max(n_i, n_j)
+        bounds every particle's total the same way while keeping both sides' corrections opposite.
+        ``idx``/``delta`` hold the K i-sides first, then the K j-sides.
+        """
+        n = len(x)
+        count = np.bincount(idx, minlength=n)
+        k = len(idx) // 2
+        scale = omega / np.maximum(count[idx[:k]], count[idx[k:]])
+        weighted = delta * np.concatenate([scale, scale])[:, None]
+        flat = (idx[:, None] * 3 + _K3).ravel()
+        x += np.bincount(flat, weights=weighted.ravel(), minlength=3 * n).reshape(n, 3)
+
     def _scaled_contact_inv_mass(self, x_pred: FloatArray) -> FloatArray:
         """Contact inverse masses w* = w exp(k height) (paper Sec. 4.3, m* = m exp(-k h))."""
         k = self.settings.shock_propagation
         g = float(np.linalg.norm(self.gravity))
         if k <= 0.0 or g == 0.0 or not self._any_pairs:
             return self._contact_inv_mass
-        height = x_pred @ (-self.gravity / g)
+        height = np.einsum("ij,j->i", x_pred, -self.gravity / g)
         # Relative to the lowest particle, capped so exp never overflows.
         return self._contact_inv_mass * np.exp(np.minimum(k * (height - height.min()), 50.0))
 
@@ -703,14 +736,17 @@ class World:
         normal[sm.idx] = np.einsum("rij,rj->ri", self._rigid_rotation[sm.body], self._sdf_normal_local[sm.idx])
         return self._sdf_depth, normal
 
-    def _solve_shape_matching(self, x_pred: FloatArray, touching: NDArray[np.bool_]) -> None:
+    def _rigid_goals(self, x: FloatArray, touching: NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
+        """Shape-matching corrections (R, 3) with contact-weighted fit, and the body rotations."""
         sm = self._shape
         assert sm is not None
         weight = sm.mass * (1.0 + self.settings.rigid_contact_weight * touching[sm.idx])
-        delta, rot = sm.goals(x_pred, weight)
+        return sm.goals(x, weight)
+
+    def _solve_shape_matching(self, x_pred: FloatArray, touching: NDArray[np.bool_]) -> None:
+        delta, self._rigid_rotation = self._rigid_goals(x_pred, touching)
         # One goal per particle, so no averaging; applied fully to keep the body rigid.
-        x_pred[sm.idx] += delta
-        self._rigid_rotation = rot
+        x_pred[self._shape.idx] += delta  # type: ignore[union-attr]
 
     def _update_rigid_frames(self) -> None:
         """Mass-weighted fit of the final positions: the rotation and centre behind ``transform``."""
@@ -726,14 +762,14 @@ class World:
         if fast.any():
             v[fast] *= (max_speed / speed[fast])[:, None]
 
-    def _apply_restitution(self, v: FloatArray, col: ColliderContacts, h: float) -> None:
+    def _apply_restitution(self, v: FloatArray, v_before: FloatArray, col: ColliderContacts, h: float) -> None:
         """Bounce: the normal velocity after the step becomes -e times the approach speed before it.
 
-        The approach speed is taken from the contact depth over the step; slow contacts (below the
-        speed gravity adds in two small steps) do not bounce, so resting contacts stay at rest.
+        Slow contacts (approach below the speed gravity adds in two small steps) do not bounce, so
+        resting contacts stay at rest. Colliders only; particle-particle contacts are inelastic.
         """
         e = self.settings.restitution
-        vn_before = -col.depth / h
+        vn_before = np.einsum("ij,ij->i", v_before[col.idx], col.normal)
         threshold = 2.0 * float(np.linalg.norm(self.gravity)) * h
         bounce = vn_before < -threshold
         if not bounce.any():
