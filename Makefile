@@ -3,6 +3,7 @@
 #   make test        lint, type check, core tests, real-Blender tests (5.0 and 4.2 LTS)
 #   make extension   build and validate dist/unified_particles-<version>.zip
 #   make bench       run benchmarks/ and regenerate docs/performance.md
+#   make docs-images re-render the pictures in docs/images/
 # The environments are created on first use and reused after.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -24,7 +25,7 @@ SOURCES := $(shell find unified_particles -name '*.py') blender_manifest.toml LI
 EXT_TOOL = $(VENV)/lib/python3.11/site-packages/bpy/5.0/scripts/addons_core/bl_pkg/cli/blender_ext.py
 EXT_TAGS = $(VENV)/lib/python3.11/site-packages/bpy/5.0/scripts/modules/_bpy_internal/extensions/tags.py
 
-.PHONY: all env env42 demo test lint typecheck test-core test-blender test-blender42 extension bench clean
+.PHONY: all env env42 demo docs-images test lint typecheck test-core test-blender test-blender42 extension bench clean
 
 all: test
 
@@ -77,6 +78,10 @@ test: lint typecheck test-core test-blender test-blender42
 
 demo: $(ZIP)
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_demo.py
+
+# Pictures in docs/ are rendered by the project itself, so they can be regenerated when the solver changes.
+docs-images: $(ZIP)
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_demo.py --still-only --out build/docs-demo
 
 bench: $(VENV)/.installed
 	$(PY) -m benchmarks.run

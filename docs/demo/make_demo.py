@@ -105,7 +105,7 @@ def build_scene(frames: int) -> dict[str, Any]:
 
     # Ground: a collider.
     bpy.ops.mesh.primitive_plane_add(size=12.0, location=(0, 0, 0))
-    ground = assign(active(), material("Ground", (0.55, 0.55, 0.5), 0.9))
+    ground = assign(active(), material("Ground", (0.18, 0.2, 0.22), 0.9))
     ground.name = "Ground"
     run("make_collider", ground)
 
@@ -117,7 +117,8 @@ def build_scene(frames: int) -> dict[str, Any]:
         posts.append(assign(active(), wood))
     run("make_collider", *posts)
 
-    columns, rows = 30, 14  # vertex spacing 2.2 m / 30 = 7.3 cm ~ one particle diameter
+    # Vertex spacing 2.2 m / 44 = 5 cm < one particle diameter (7 cm): no gaps for particles to pass.
+    columns, rows = 44, 20
     bpy.ops.mesh.primitive_grid_add(
         x_subdivisions=columns, y_subdivisions=rows, size=1.0, location=(0, 0, 1.2)
     )

@@ -708,3 +708,28 @@ def test_cancelled_rebake_with_other_grain_count_keeps_previous_bake(
     assert object_snapshot(bpy, points) == before
     for key, value in playback(bpy, names).items():
         np.testing.assert_array_equal(value, reference[key], err_msg=key)
+
+
+def test_animated_collider_bakes_like_the_live_simulation(bpy_clean: ModuleType, tmp_path: Path) -> None:
+    bpy = bpy_clean
+    scene = small_scene(bpy, radius=0.1, substeps=2, iterations=2)
+    scene.frame_end = FRAMES
+    floor = add_cube(bpy, 2.0, (0.0, 0.0, -1.0))
+    floor.keyframe_insert("location", frame=1)
+    floor.location.z = -0.4
+    floor.keyframe_insert("location", frame=FRAMES)
+    run_op(bpy, "make_collider", floor)
+    cloth = add_grid(bpy, (0.0, 0.0, 0.3))
+    run_op(bpy, "make_cloth", cloth)
+    live = []
+    for frame in range(1, FRAMES + 1):
+        scene.frame_set(frame)
+        live.append(evaluated_local(bpy, cloth))
+    scene.frame_set(1)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "animated.blend"))
+    assert run_op(bpy, "bake") == {"FINISHED"}
+    for frame in range(1, FRAMES + 1):
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(evaluated_local(bpy, cloth), live[frame - 1], err_msg=f"frame {frame}")
+    # The rising box carried the cloth up (free fall would have taken it below z = -0.1).
+    assert live[-1][:, 2].min() + 0.3 > 0.2

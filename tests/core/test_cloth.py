@@ -37,7 +37,7 @@ def test_cloth_drapes_on_sphere_collider_without_penetrating() -> None:
         w.step(1.0 / 24.0)
     x = cloth.vertex_positions
     # No vertex inside the sphere (its particle may overlap the surface by less than its radius).
-    dist_to_surface = geometry.signed_distance(sv, sf, x)
+    dist_to_surface = geometry.signed_distance(sv, sf, x)[0]
     assert dist_to_surface.min() > 0.0
     # Faceted sphere: the flat triangles lie up to R (1 - cos(pi/16)) inside the true sphere.
     assert np.linalg.norm(x, axis=1).min() > sphere_r * np.cos(np.pi / 16)
@@ -57,12 +57,15 @@ def test_pinned_vertices_never_move_and_hanging_cloth_is_taut() -> None:
     pins = np.array([0, n - 1])
     cloth = w.add_cloth(v, f, mass=0.2, pinned=pins)
     assert isinstance(cloth, Cloth)
+    lowest = np.inf
     for _ in range(48):
         w.step(1.0 / 24.0)
-    x = cloth.vertex_positions
-    np.testing.assert_array_equal(x[pins], v[pins])
-    assert x[:, 2].min() < 0.5, "the free edge fell"
-    assert np.percentile(_strain(x, v, f), 95) < 1.05
+        x = cloth.vertex_positions
+        np.testing.assert_array_equal(x[pins], v[pins])
+        lowest = min(lowest, x[:, 2].min())
+        assert np.percentile(_strain(x, v, f), 95) < 1.05
+    # It swings down (a pendulum, no damping) and passes hanging straight: 1 m below the pins.
+    assert lowest == pytest.approx(0.0, abs=0.06)
 
 
 def _sag(density: float) -> tuple[float, float, np.ndarray, np.ndarray]:
@@ -71,7 +74,7 @@ def _sag(density: float) -> tuple[float, float, np.ndarray, np.ndarray]:
     v, f = grid_mesh(1.0, n, (0.0, 0.0, 0.0))
     pins = np.array([0, n - 1, n * (n - 1), n * n - 1])
     w = World(radius=0.024)
-    cloth = w.add_cloth(v, f, mass=0.1, pinned=pins)
+    cloth = w.add_cloth(v, f, mass=0.1, pinned=pins, stretch_compliance=1e-3)
     box = w.add_rigid(*box_mesh((0.2, 0.2, 0.2), (0.0, 0.0, 0.15)), density=density)
     for _ in range(60):
         w.step(1.0 / 24.0)
@@ -80,12 +83,12 @@ def _sag(density: float) -> tuple[float, float, np.ndarray, np.ndarray]:
 
 
 def test_heavy_box_sags_cloth_more_and_does_not_tunnel() -> None:
-    # Cloth particles weigh 0.1 kg / 441; the light box's particles are ~2x, the heavy one's ~2600x
-    # heavier: far beyond the ~100:1 where plain PBD lets the heavy body fall through.
-    light_z, light_cloth_z, light_pins, _ = _sag(5.0)
+    # Cloth particles weigh 0.1 kg / 441; the light box's particles about as much, the heavy one's
+    # ~2600x more: far beyond the ~100:1 where plain PBD lets the heavy body fall through.
+    light_z, light_cloth_z, light_pins, _ = _sag(2.0)
     heavy_z, heavy_cloth_z, heavy_pins, heavy_x = _sag(5000.0)
-    assert heavy_cloth_z < light_cloth_z - 0.03, "heavier box stretches the cloth further"
-    assert heavy_z < light_z - 0.03
+    assert heavy_cloth_z < light_cloth_z - 0.02, "heavier box stretches the cloth further"
+    assert heavy_z < light_z - 0.02
     assert heavy_z > -0.5, "heavy box is held by the cloth"
     np.testing.assert_array_equal(light_pins, 0.0)
     np.testing.assert_array_equal(heavy_pins, 0.0)

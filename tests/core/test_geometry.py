@@ -7,6 +7,7 @@ and the grid cell size.
 
 from __future__ import annotations
 
+import io
 import math
 import time
 
@@ -345,7 +346,8 @@ def test_rotated_box_gives_rotated_grid_not_staircase(seed: int) -> None:
     local = (s.points - shift) @ rotation
     lattice = (np.abs(local) - 0.125) / 0.25
     np.testing.assert_allclose(lattice, np.round(lattice), atol=1e-9)
-    np.testing.assert_allclose(np.sort(np.abs(local), axis=0), np.sort(np.abs(sample_interior(v, f, 0.25).points), axis=0), atol=1e-9)
+    upright = sample_interior(v, f, 0.25).points
+    np.testing.assert_allclose(np.sort(np.abs(local), axis=0), np.sort(np.abs(upright), axis=0), atol=1e-9)
     np.testing.assert_allclose(s.sdf, -(0.5 - np.abs(local).max(axis=1)), atol=1e-9)
 
 
@@ -406,7 +408,7 @@ def test_suzanne_like_open_non_manifold_mesh_gets_plausible_count() -> None:
 def test_flat_mesh_raises_with_cloth_hint() -> None:
     plane_v = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=float)
     plane_f = np.array([[0, 1, 2], [0, 2, 3]])
-    with pytest.raises(SimulationInputError, match="no volume.*cloth.*Solidify"):
+    with pytest.raises(SimulationInputError, match=r"no volume.*cloth.*Solidify"):
         sample_interior(plane_v, plane_f, 0.1)
     # Tilted: coplanar in no axis-aligned plane.
     rotation = random_rotation(3)
@@ -414,15 +416,29 @@ def test_flat_mesh_raises_with_cloth_hint() -> None:
         sample_interior(plane_v @ rotation.T, plane_f, 0.1)
 
 
-def test_thin_body_is_not_empty() -> None:
-    # A 2 mm plate with 10 cm spacing: no grid node is inside, but the body has volume.
+def test_thin_plate_becomes_one_layer_on_its_mid_plane() -> None:
+    # A 2 mm plate with 10 cm spacing: the centred grid has one layer, on the mid-plane, inside the plate.
     v, f = box_mesh((1.0, 1.0, 0.002))
-    v = v + [0.2, 0.3, 0.4]
+    v = v + np.array([0.2, 0.3, 0.4])
     s = sample_interior(v, f, 0.1)
+    assert s.points.shape == (100, 3)
+    np.testing.assert_allclose(s.points[:, 2], 0.4, atol=1e-9)
+    np.testing.assert_allclose(s.sdf, -0.001, atol=1e-9)
+    np.testing.assert_allclose(np.abs(s.sdf_gradient[:, 2]), 1.0, atol=1e-9)
+
+
+def test_thin_shell_between_samples_is_not_empty() -> None:
+    # A closed 2 cm thick spherical shell sampled at 0.5 m: no grid node falls inside the material, but the
+    # body has volume, so it gets one particle at its volume centroid rather than none.
+    outer_v, outer_f = uv_sphere(1.0, 12, 24)
+    inner_v, inner_f = uv_sphere(0.98, 12, 24)
+    v = np.vstack([outer_v, inner_v]) + np.array([1.0, 2.0, 3.0])
+    f = np.vstack([outer_f, inner_f[:, ::-1] + len(outer_v)])
+    s = sample_interior(v, f, 0.5)
     assert s.points.shape == (1, 3)
-    np.testing.assert_allclose(s.points[0], [0.2, 0.3, 0.4], atol=1e-9)
-    np.testing.assert_allclose(s.sdf, [-0.001], atol=1e-9)
-    np.testing.assert_allclose(np.abs(s.sdf_gradient[0]), [0.0, 0.0, 1.0], atol=1e-9)
+    np.testing.assert_allclose(s.points[0], [1.0, 2.0, 3.0], atol=1e-6)
+    assert s.sdf.shape == (1,)
+    assert s.sdf_gradient.shape == (1, 3)
 
 
 def test_fill_mesh_with_grains_uses_twice_the_radius() -> None:
@@ -474,7 +490,7 @@ def test_sdf_volume_open_mesh_sign_and_medial_fallback() -> None:
     (v, f), _ = suzanne_like(16, 32)
     vol = SDFVolume.from_mesh(v, f, cell_size=0.08)
     d, n = vol.query([[0.0, 0.0, 0.0], [0.0, 0.0, 3.0], [0.0, 0.0, -0.5]])
-    assert d[0] < -0.8
+    assert d[0] < -0.6  # the ears are 0.735 m from the centre
     assert d[1] > 1.5
     assert d[2] < 0
     np.testing.assert_allclose(np.linalg.norm(n, axis=1), 1.0, atol=1e-5)
@@ -487,7 +503,8 @@ def test_sdf_volume_limits_cells_and_round_trips() -> None:
     assert vol.cell_size >= 4.0 / 128
     data = vol.to_dict()
     assert all(isinstance(a, np.ndarray) for a in data.values())
-    np.savez(buffer := __import__("io").BytesIO(), **data)
+    buffer = io.BytesIO()
+    np.savez(buffer, **data)
     buffer.seek(0)
     with np.load(buffer, allow_pickle=False) as loaded:
         again = SDFVolume.from_dict(dict(loaded))

@@ -80,7 +80,7 @@ def _rigid_normals(
     # Against a non-rigid partner (cloth, grain) the face normal applies over a wider cone: thin
     # cloth pushed sideways opens holes a heavy body falls through.
     one_sided = ~(np.isfinite(di) & np.isfinite(dj))
-    face = rigid & ~deep & (best_dot > np.where(one_sided, FACE_NORMAL_COS_ONE_SIDED, FACE_NORMAL_COS))  # X
+    face = rigid & ~deep & (best_dot > np.where(one_sided, FACE_NORMAL_COS_ONE_SIDED, FACE_NORMAL_COS))
     dot_s = np.where(use_i, dot_i, dot_j)
     flip = rigid & ~deep & ~face & (dot_s < 0.0)
     out = np.where(deep[:, None], n_shallow, n)

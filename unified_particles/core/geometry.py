@@ -38,8 +38,8 @@ BoolArray = npt.NDArray[np.bool_]
 MAX_COORDINATE = 1.0e6
 #: Most cells per axis of an :class:`SDFVolume`; the cell size is raised to respect it.
 SDF_MAX_CELLS = 128
-#: Most grid nodes :func:`sample_interior` will evaluate (about 60 bytes each at peak).
-MAX_SAMPLE_GRID_NODES = 20_000_000
+#: Most grid nodes :func:`sample_interior` will evaluate (about 200 bytes each at peak, so ~600 MB).
+MAX_SAMPLE_GRID_NODES = 3_000_000
 
 # Working-set budget of one vectorized chunk. Pair kernels hold ~25 float64 temporaries per pair.
 _CHUNK_BYTES = 64 * 2**20
@@ -853,6 +853,19 @@ def _signed_volume(tri: FloatArray, reference: FloatArray) -> tuple[float, Float
     return total, centroid
 
 
+def _outward(tri: FloatArray) -> FloatArray:
+    """The soup with its triangles reversed if the mesh as a whole is inside-out (negative volume).
+
+    Flipped normals are common in user meshes; the winding number of an inside-out closed mesh is -1
+    inside, which the 0.5 threshold would read as "outside everywhere".
+    """
+    centre = tri.reshape(-1, 3).mean(axis=0)
+    volume, _ = _signed_volume(tri, centre)
+    if volume < 0.0:
+        return np.ascontiguousarray(tri[:, ::-1])
+    return tri
+
+
 def _flat_error() -> SimulationInputError:
     return SimulationInputError(
         "the mesh has no volume (it is flat); make it cloth instead, or give it thickness (Solidify modifier)"
@@ -920,7 +933,7 @@ def sample_interior(vertices: npt.ArrayLike, faces: npt.ArrayLike, spacing: floa
         Invalid mesh, flat/zero-volume mesh, or a grid larger than ``MAX_SAMPLE_GRID_NODES``.
     """
     s = _check_spacing(spacing)
-    tri = _triangle_soup(vertices, faces)
+    tri = _outward(_triangle_soup(vertices, faces))
     centre, axes, local, shape, origin = _sample_grid(tri, s)
     n_nodes = shape[0] * shape[1] * shape[2]
     if n_nodes > MAX_SAMPLE_GRID_NODES:
@@ -1050,7 +1063,7 @@ class SDFVolume:
         clusters, copied along grid lines elsewhere), so open meshes get a sensible sign.
         """
         cell = _check_spacing(cell_size)
-        tri = _triangle_soup(vertices, faces)
+        tri = _outward(_triangle_soup(vertices, faces))
         pad = 2.0 * cell if padding is None else float(padding)
         if not math.isfinite(pad) or pad < 0.0:
             raise SimulationInputError(f"SDF padding must be >= 0 metres, got {padding!r}")

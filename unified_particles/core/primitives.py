@@ -18,7 +18,7 @@ def box_mesh(size: ArrayLike = (1.0, 1.0, 1.0), center: ArrayLike = (0.0, 0.0, 0
     """Axis-aligned box with edge lengths ``size`` centred at ``center``: 8 vertices, 12 triangles."""
     half = 0.5 * np.asarray(size, dtype=np.float64)
     corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
-    v = corners * half + np.asarray(center, dtype=np.float64)
+    v = np.asarray(corners * half + np.asarray(center, dtype=np.float64), dtype=np.float64)
     # Vertex k has bits (x, y, z) = (k >> 2, k >> 1, k) & 1.
     quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
     f = np.array([[a, b, c] for a, b, c, d in quads] + [[a, c, d] for a, b, c, d in quads], dtype=np.int64)

@@ -56,17 +56,13 @@ class ShapeMatching:
         """
         b = self.n_bodies
         xr = x[self.idx]
-        wsum = np.bincount(self.body, weights=weight, minlength=b)
+        wsum = _sum_by(self.body, weight, b)
         inv = 1.0 / wsum
-        c = np.bincount(self._flat3, weights=(xr * weight[:, None]).ravel(), minlength=3 * b).reshape(b, 3)
-        c *= inv[:, None]
-        qc = np.bincount(
-            self._flat3, weights=(self.rest * weight[:, None]).ravel(), minlength=3 * b
-        ).reshape(b, 3)
-        qc *= inv[:, None]
+        c = _sum_by(self._flat3, (xr * weight[:, None]).ravel(), 3 * b).reshape(b, 3) * inv[:, None]
+        qc = _sum_by(self._flat3, (self.rest * weight[:, None]).ravel(), 3 * b).reshape(b, 3) * inv[:, None]
         p = (xr - c[self.body]) * weight[:, None]
         outer = p[:, :, None] * (self.rest - qc[self.body])[:, None, :]
-        a = np.bincount(self._flat9, weights=outer.ravel(), minlength=9 * b).reshape(b, 3, 3)
+        a = _sum_by(self._flat9, outer.ravel(), 9 * b).reshape(b, 3, 3)
         return polar_rotations(a), c, qc
 
     def goals(self, x: FloatArray, weight: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -75,6 +71,11 @@ class ShapeMatching:
         q = self.rest - qc[self.body]
         g = np.einsum("rij,rj->ri", rot[self.body], q) + c[self.body]
         return g - x[self.idx], rot
+
+
+def _sum_by(index: IntArray, values: FloatArray, length: int) -> FloatArray:
+    """Sums of ``values`` per ``index`` bin (one ``np.bincount``), float64 of ``length``."""
+    return np.asarray(np.bincount(index, weights=values, minlength=length), dtype=np.float64)
 
 
 def polar_rotations(a: FloatArray) -> FloatArray:

@@ -299,8 +299,8 @@ class World:
         p["rest"].append(x.copy())
         defaults = {"sdf_depth": np.full(n, np.inf), "sdf_normal": np.zeros((n, 3)), "cohesion": np.zeros(n)}
         for key in ("inv_mass", "contact_inv_mass", "kind", "friction", "cohesion", "sdf_depth", "sdf_normal"):
-            value = per_particle.get(key, defaults.get(key))
-            p[key].append(np.broadcast_to(value, (n,) + np.shape(value)[1:]).copy())
+            value = np.asarray(per_particle[key] if key in per_particle else defaults[key])
+            p[key].append(np.broadcast_to(value, (n,) + value.shape[1:]).copy())
         self._built = False
         self._reset_neighbors()
         return idx, group
@@ -507,32 +507,39 @@ class World:
 
     # ------------------------------------------------------------------ model
     def _ensure_built(self) -> None:
+        """Concatenate the per-body model arrays (after bodies were added)."""
         if self._built:
             return
         p = self._parts
-        cat = {k: np.concatenate(p[k]) if p[k] else None for k in p}
+
+        def cat(key: str, empty_shape: tuple[int, ...], dtype: type = np.float64) -> Any:
+            return np.concatenate(p[key]) if p[key] else np.zeros(empty_shape, dtype)
+
         n = self.particle_count
-        self._inv_mass = cat["inv_mass"] if n else np.zeros(0)
-        self._contact_inv_mass = cat["contact_inv_mass"] if n else np.zeros(0)
-        self._dynamic = (self._inv_mass > 0.0)[:, None] if n else np.zeros((0, 1), bool)
-        self._group = cat["group"] if n else np.zeros(0, np.int64)
-        self._kind = cat["kind"] if n else np.zeros(0, np.int64)
-        self._friction = cat["friction"] if n else np.zeros(0)
-        self._cohesion = cat["cohesion"] if n else np.zeros(0)
-        self._rest = cat["rest"] if n else np.zeros((0, 3))
-        self._sdf_depth = cat["sdf_depth"] if n else np.zeros(0)
-        self._sdf_normal_local = cat["sdf_normal"] if n else np.zeros((0, 3))
+        self._inv_mass: FloatArray = cat("inv_mass", (0,))
+        self._contact_inv_mass: FloatArray = cat("contact_inv_mass", (0,))
+        self._dynamic = (self._inv_mass > 0.0)[:, None]
+        self._group: IntArray = cat("group", (0,), np.int64)
+        self._kind: IntArray = cat("kind", (0,), np.int64)
+        self._friction: FloatArray = cat("friction", (0,))
+        self._cohesion: FloatArray = cat("cohesion", (0,))
+        self._rest: FloatArray = cat("rest", (0, 3))
+        self._sdf_depth: FloatArray = cat("sdf_depth", (0,))
+        self._sdf_normal_local: FloatArray = cat("sdf_normal", (0, 3))
         self._self_collides = np.array(self._group_self_collides, dtype=bool)
-        self._has_cohesion = bool(n and np.any(self._cohesion > 0.0))
+        self._has_cohesion = bool(np.any(self._cohesion > 0.0))
         # Particle contacts are possible if two groups exist or one group collides with itself.
         self._any_pairs = len(self._self_collides) > 1 or bool(np.any(self._self_collides))
-        self._any_cloth_self = bool(np.any(self._self_collides[self._group[self._kind == KIND_CLOTH]])) if n else False
-        self._shape = None
+        self._any_cloth_self = bool(np.any(self._self_collides[self._group[self._kind == KIND_CLOTH]]))
+        self._shape: ShapeMatching | None = None
         if p["rigid_idx"]:
             self._shape = ShapeMatching(
-                cat["rigid_idx"], cat["rigid_body"], cat["rigid_rest"], cat["rigid_mass"], len(self._rigid_center)
+                cat("rigid_idx", (0,), np.int64),
+                cat("rigid_body", (0,), np.int64),
+                cat("rigid_rest", (0, 3)),
+                cat("rigid_mass", (0,)),
+                len(self._rigid_center),
             )
-            self._rigid_sdf_depth = self._sdf_depth[cat["rigid_idx"]]
         self._stretch_all = DistanceConstraints.concatenate(self._stretch, True, n)
         self._bend_all = DistanceConstraints.concatenate(self._bend, True, n)
         self._solver_cache: dict[float, list[GaussSeidelSolver]] = {}
@@ -828,7 +835,7 @@ class World:
         self._v[...] = v
         self._rigid_rotation, self._rigid_center = rot.copy(), center.copy()
         self._nb_i, self._nb_j, self._nb_ref = nb[0].copy(), nb[1].copy(), nb[2].copy()
-        for mesh, m, m0 in zip(self.meshes, ct, cs):
+        for mesh, m, m0 in zip(self.meshes, ct, cs, strict=True):
             mesh.set_transform(m)
             mesh._frame_start = m0.copy()
         self.time, self.frame = time, frame

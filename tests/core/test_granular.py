@@ -1,0 +1,68 @@
+"""Granular material: piles, friction, cohesion, the fill helper."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from unified_particles.core import World, fill_mesh_with_grains
+from unified_particles.core.primitives import box_mesh, grid_points
+
+R = 0.05
+
+
+def _pile_height(friction: float) -> float:
+    """Drop a 6 x 6 x 8 column of grains on a plane and return the settled pile height."""
+    w = World(radius=R)
+    w.add_collider_plane(friction=friction)
+    pts = grid_points((6, 6, 8), 2.0 * R * 1.02, (0.0, 0.0, R + 0.01))
+    pts += np.random.default_rng(1).normal(0.0, 0.003, pts.shape)  # break the symmetry
+    g = w.add_granular(pts, friction=friction)
+    for _ in range(72):
+        w.step(1.0 / 24.0)
+    x = w.positions[g.indices]
+    if friction > 0.0:  # frictionless grains on a frictionless plane keep sliding apart
+        assert np.abs(w.velocities).max() < 0.5, "settled"
+    return float(np.percentile(x[:, 2], 98))
+
+
+def test_pile_is_taller_with_more_friction() -> None:
+    slippery = _pile_height(0.0)
+    rough = _pile_height(1.0)
+    assert rough > slippery + 4 * R
+    assert slippery < 3 * 2 * R, "frictionless grains spread out to a few layers"
+
+
+def test_grains_do_not_overlap_or_sink_into_ground_once_settled() -> None:
+    w = World(radius=R)
+    w.add_collider_plane()
+    g = w.add_granular(grid_points((5, 5, 5), 2.0 * R, (0.0, 0.0, R + 0.2)), friction=0.5)
+    for _ in range(48):
+        w.step(1.0 / 24.0)
+    x = w.positions[g.indices]
+    d = np.linalg.norm(x[:, None] - x[None], axis=2)
+    np.fill_diagonal(d, np.inf)
+    assert d.min() > 2 * R * 0.97
+    assert x[:, 2].min() > R * 0.97
+
+
+def test_cohesion_holds_a_column_together() -> None:
+    def spread(cohesion: float) -> float:
+        w = World(radius=R)
+        w.add_collider_plane()
+        g = w.add_granular(grid_points((3, 3, 6), 2.0 * R, (0.0, 0.0, R)), friction=0.2, cohesion=cohesion)
+        w.velocities[g.indices] = np.random.default_rng(2).normal(0.0, 0.05, (54, 3))
+        for _ in range(48):
+            w.step(1.0 / 24.0)
+        return float(np.ptp(w.positions[g.indices][:, 0]))
+
+    assert spread(0.8) < spread(0.0) - 2 * R
+
+
+def test_fill_mesh_with_grains_fills_a_box() -> None:
+    v, f = box_mesh((0.4, 0.4, 0.4), (0.0, 0.0, 0.5))
+    pts = fill_mesh_with_grains(v, f, R)
+    assert len(pts) == 64  # 0.4 / (2 r) = 4 per axis
+    assert np.all(np.abs(pts[:, :2]) < 0.2) and np.all(np.abs(pts[:, 2] - 0.5) < 0.2)
+    w = World(radius=R)
+    g = w.add_granular(pts, density=1600.0)
+    np.testing.assert_allclose(1.0 / w.inverse_masses[g.indices], 1600.0 * (2 * R) ** 3)
