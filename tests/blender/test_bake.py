@@ -323,6 +323,27 @@ def test_free_bake_restores_objects_bit_for_bit(bpy_clean: ModuleType, tmp_path:
     assert moved.tobytes() != before[objs["cloth_pc2"].name]["positions"]
 
 
+def test_clear_on_a_baked_object_removes_its_bake_output(bpy_clean: ModuleType, tmp_path: Path) -> None:
+    """Clear stops simulating an object: it must not keep playing its keyframes or point cache."""
+    bpy = bpy_clean
+    objs = build_scene(bpy)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "clear.blend"))
+    assert run_op(bpy, "bake") == {"FINISHED"}
+    rigid, cloth = objs["rigid_keys"], objs["cloth_pc2"]
+    assert rigid.animation_data is not None and rigid.animation_data.action is not None
+    assert any(m.type == "MESH_CACHE" for m in cloth.modifiers)
+
+    assert run_op(bpy, "clear", rigid, cloth) == {"FINISHED"}
+    assert rigid.unified_particles.role == "NONE" and cloth.unified_particles.role == "NONE"
+    assert rigid.animation_data is None or rigid.animation_data.action is None
+    assert not any(m.type == "MESH_CACHE" for m in cloth.modifiers)
+    scene = objs["scene"]
+    scene.frame_set(1)
+    start = [tuple(r) for r in rigid.matrix_world]
+    scene.frame_set(FRAMES)
+    assert [tuple(r) for r in rigid.matrix_world] == start, "a cleared object stays where it is"
+
+
 def test_cancel_keeps_previous_bake_and_resume_is_bit_identical(
     bpy_clean: ModuleType, tmp_path: Path
 ) -> None:

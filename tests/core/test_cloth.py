@@ -12,11 +12,13 @@ from unified_particles.core.primitives import box_mesh, grid_mesh, uv_sphere_mes
 
 def _strain(x: np.ndarray, rest: np.ndarray, faces: np.ndarray) -> np.ndarray:
     e = mesh_edges(faces)
-    return np.linalg.norm(x[e[:, 0]] - x[e[:, 1]], axis=1) / np.linalg.norm(rest[e[:, 0]] - rest[e[:, 1]], axis=1)
+    return np.linalg.norm(x[e[:, 0]] - x[e[:, 1]], axis=1) / np.linalg.norm(
+        rest[e[:, 0]] - rest[e[:, 1]], axis=1
+    )
 
 
 def test_cloth_constraints_topology() -> None:
-    v, f = grid_mesh(1.0, 3)
+    _v, f = grid_mesh(1.0, 3)
     assert len(mesh_edges(f)) == 2 * 3 * 2 + 4  # 12 grid edges + 4 diagonals
     # Every interior edge (shared by two triangles) gives one bending pair: 16 edges - 8 boundary.
     assert len(bending_pairs(f)) == 8

@@ -62,7 +62,8 @@ def test_fill_mesh_with_grains_fills_a_box() -> None:
     v, f = box_mesh((0.4, 0.4, 0.4), (0.0, 0.0, 0.5))
     pts = fill_mesh_with_grains(v, f, R)
     assert len(pts) == 64  # 0.4 / (2 r) = 4 per axis
-    assert np.all(np.abs(pts[:, :2]) < 0.2) and np.all(np.abs(pts[:, 2] - 0.5) < 0.2)
+    assert np.all(np.abs(pts[:, :2]) < 0.2)
+    assert np.all(np.abs(pts[:, 2] - 0.5) < 0.2)
     w = World(radius=R)
     g = w.add_granular(pts, density=1600.0)
     np.testing.assert_allclose(1.0 / w.inverse_masses[g.indices], 1600.0 * (2 * R) ** 3)

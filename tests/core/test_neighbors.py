@@ -11,7 +11,7 @@ from unified_particles.core.neighbors import brute_force_pairs, find_pairs
 
 def _as_set(i: np.ndarray, j: np.ndarray) -> set[tuple[int, int]]:
     assert np.all(i < j), "pairs must be ordered i < j"
-    pairs = set(zip(i.tolist(), j.tolist()))
+    pairs = set(zip(i.tolist(), j.tolist(), strict=True))
     assert len(pairs) == len(i), "no pair may be reported twice"
     return pairs
 
@@ -42,7 +42,7 @@ def test_same_group_pairs_skipped_unless_self_colliding(n: int, seed: int) -> No
     self_collides = np.array([False, True, False])
     bi, bj = brute_force_pairs(x, 0.2)
     keep = (group[bi] != group[bj]) | self_collides[group[bi]]
-    expected = set(zip(bi[keep].tolist(), bj[keep].tolist()))
+    expected = set(zip(bi[keep].tolist(), bj[keep].tolist(), strict=True))
     assert _as_set(*find_pairs(x, 0.2, group, self_collides)) == expected
 
 

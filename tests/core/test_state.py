@@ -84,7 +84,7 @@ def test_positions_and_velocities_are_writable_between_steps() -> None:
     w.velocities[g.indices] = [1.0, 0.0, 0.0]
     w.step(0.5)
     np.testing.assert_allclose(w.positions[:, 0], [0.5, 2.5])
-    w.positions = np.zeros((2, 3)) + [[0, 0, 0], [5, 0, 0]]
+    w.positions = [*np.zeros((2, 3)), [0, 0, 0], [5, 0, 0]]
     np.testing.assert_allclose(w.positions[1], [5.0, 0.0, 0.0])
     with pytest.raises(SimulationInputError):
         w.positions = np.zeros((3, 3))
@@ -101,4 +101,5 @@ def test_bodies_can_be_added_after_steps() -> None:
     for _ in range(24):
         w.step(1.0 / 24.0)
     assert w.positions[a.indices][0, 2] > 0.04
-    assert b.center[2] > 0.14 and b.center[2] < 0.16
+    assert b.center[2] > 0.14
+    assert b.center[2] < 0.16

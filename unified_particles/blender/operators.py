@@ -11,7 +11,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import EnumProperty
 
-from . import granular, mesh_io, simulation
+from . import bake, granular, mesh_io, simulation
 from .properties import PRESET_ITEMS, PRESETS, apply_preset
 
 # A mesh thinner than this fraction of its size is flat (no volume).
@@ -221,6 +221,10 @@ class UNIFIED_PARTICLES_OT_clear(bpy.types.Operator):
             return {"CANCELLED"}
         simulation.reset(context.scene)  # everything back to rest, so the rest can be rebuilt
         for obj in objects:
+            # A cleared object must not keep playing its bake: drop the bake's modifiers/keys/keyframes.
+            bake.free_object(obj)
+            if obj.unified_particles.particle_object is not None:
+                bake.free_object(obj.unified_particles.particle_object)
             release(obj)
             obj.unified_particles.role = "NONE"
         simulation.invalidate(context.scene, None)

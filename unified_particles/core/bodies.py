@@ -113,7 +113,14 @@ class Cloth(Body):
     kind = "cloth"
 
     def __init__(
-        self, world: World, indices: IntArray, group: int, name: str | None, pinned: IntArray, n_stretch: int, n_bend: int
+        self,
+        world: World,
+        indices: IntArray,
+        group: int,
+        name: str | None,
+        pinned: IntArray,
+        n_stretch: int,
+        n_bend: int,
     ) -> None:
         super().__init__(world, indices, group, name)
         self.pinned = pinned

@@ -110,7 +110,7 @@ def as_transform(matrix: ArrayLike, what: str = "transform") -> FloatArray:
 
 def polar(a: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Polar decomposition A = R S of a 3x3 matrix: R proper rotation, S symmetric (may mirror)."""
-    u, s, vt = np.linalg.svd(a)
+    u, _s, vt = np.linalg.svd(a)
     d = np.sign(np.linalg.det(u @ vt)) or 1.0
     fix = np.diag([1.0, 1.0, d])
     r = u @ fix @ vt
@@ -170,7 +170,9 @@ class PlaneCollider:
         return cls(p, n / length, _check_friction(friction), name)
 
 
-def plane_contacts(planes: list[PlaneCollider], x: FloatArray, radius: float, tolerance: float = 0.0) -> ColliderContacts:
+def plane_contacts(
+    planes: list[PlaneCollider], x: FloatArray, radius: float, tolerance: float = 0.0
+) -> ColliderContacts:
     """Contacts of all particles against all planes at once: (x - p) . n < r + tolerance.
 
     Near contacts (depth in (-tolerance, 0]) are reported too; they produce no correction.
@@ -264,7 +266,9 @@ class MeshCollider:
             self._pose_cache[key] = cached
         return cached
 
-    def contacts(self, x: FloatArray, alpha: float, dt_frame: float, tolerance: float = 0.0) -> ColliderContacts:
+    def contacts(
+        self, x: FloatArray, alpha: float, dt_frame: float, tolerance: float = 0.0
+    ) -> ColliderContacts:
         """Contacts at fraction ``alpha`` (0..1] of the frame's motion from frame start to target.
 
         Points closer than r + tolerance are reported (depth may be down to -tolerance).
@@ -308,7 +312,9 @@ class MeshCollider:
         base = np.minimum(np.floor(uc).astype(np.int64), shape - 2)
         f = uc - base
         strides = np.array([shape[1] * shape[2], shape[2], 1], dtype=np.int64)
-        corners = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=np.int64) @ strides
+        corners = (
+            np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=np.int64) @ strides
+        )
         idx8 = np.einsum("ij,j->i", base, strides)[:, None] + corners
         wx = np.stack([1.0 - f[:, 0], f[:, 0]], axis=1)
         wy = np.stack([1.0 - f[:, 1], f[:, 1]], axis=1)

@@ -156,7 +156,16 @@ def particle_contacts(
     active &= wsum > 0.0
     if not active.all():
         sel = np.flatnonzero(active)
-        i, j, d, dist, c, wi, wj, wsum = i[sel], j[sel], d[sel], dist[sel], c[sel], wi[sel], wj[sel], wsum[sel]
+        i, j, d, dist, c, wi, wj, wsum = (
+            i[sel],
+            j[sel],
+            d[sel],
+            dist[sel],
+            c[sel],
+            wi[sel],
+            wj[sel],
+            wsum[sel],
+        )
         mu_static = None if mu_static is None else mu_static[sel]
         mu_kinetic = None if mu_kinetic is None else mu_kinetic[sel]
         cohesion = None if cohesion is None else cohesion[sel]

@@ -109,7 +109,9 @@ class DistanceConstraints:
         return len(self.a)
 
     @staticmethod
-    def concatenate(parts: list[DistanceConstraints], coloured: bool, n_particles: int) -> DistanceConstraints:
+    def concatenate(
+        parts: list[DistanceConstraints], coloured: bool, n_particles: int
+    ) -> DistanceConstraints:
         """Merge sets of several bodies (disjoint particles), keeping colours merged by colour."""
         parts = [p for p in parts if len(p)]
         if not parts:
@@ -139,7 +141,9 @@ class GaussSeidelSolver:
     update with lambda starting at zero. Each colour gathers its particles once and scatters once.
     """
 
-    def __init__(self, con: DistanceConstraints, inv_mass: FloatArray, h: float, relaxation: float = 1.0) -> None:
+    def __init__(
+        self, con: DistanceConstraints, inv_mass: FloatArray, h: float, relaxation: float = 1.0
+    ) -> None:
         assert con.colour_slices is not None
         self.h = h
         wa, wb = inv_mass[con.a], inv_mass[con.b]

@@ -14,7 +14,9 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 
-def box_mesh(size: ArrayLike = (1.0, 1.0, 1.0), center: ArrayLike = (0.0, 0.0, 0.0)) -> tuple[FloatArray, IntArray]:
+def box_mesh(
+    size: ArrayLike = (1.0, 1.0, 1.0), center: ArrayLike = (0.0, 0.0, 0.0)
+) -> tuple[FloatArray, IntArray]:
     """Axis-aligned box with edge lengths ``size`` centred at ``center``: 8 vertices, 12 triangles."""
     half = 0.5 * np.asarray(size, dtype=np.float64)
     corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
@@ -33,7 +35,9 @@ def uv_sphere_mesh(
     phi = np.linspace(0.0, 2.0 * np.pi, segments, endpoint=False)
     t, p = np.meshgrid(theta, phi, indexing="ij")
     ring = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], axis=-1).reshape(-1, 3)
-    v = np.concatenate([[[0.0, 0.0, 1.0]], ring, [[0.0, 0.0, -1.0]]]) * radius + np.asarray(center, dtype=np.float64)
+    v = np.concatenate([[[0.0, 0.0, 1.0]], ring, [[0.0, 0.0, -1.0]]]) * radius + np.asarray(
+        center, dtype=np.float64
+    )
     top, bottom = 0, len(v) - 1
     idx = np.arange((rings - 1) * segments).reshape(rings - 1, segments) + 1
     nxt = np.roll(idx, -1, axis=1)

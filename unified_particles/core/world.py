@@ -226,8 +226,21 @@ class World:
         # Per-particle model, appended per body and concatenated lazily in _build().
         self._parts: dict[str, list[Any]] = {
             k: []
-            for k in ("inv_mass", "contact_inv_mass", "group", "kind", "friction", "cohesion", "rest",
-                      "sdf_depth", "sdf_normal", "rigid_idx", "rigid_body", "rigid_rest", "rigid_mass")
+            for k in (
+                "inv_mass",
+                "contact_inv_mass",
+                "group",
+                "kind",
+                "friction",
+                "cohesion",
+                "rest",
+                "sdf_depth",
+                "sdf_normal",
+                "rigid_idx",
+                "rigid_body",
+                "rigid_rest",
+                "rigid_mass",
+            )
         }
         self._group_self_collides: list[bool] = []
         self._stretch: list[DistanceConstraints] = []
@@ -270,7 +283,9 @@ class World:
     def _checked_state_array(self, value: ArrayLike, what: str) -> FloatArray:
         a = np.asarray(value, dtype=np.float64)
         if a.shape != self._x.shape or not np.all(np.isfinite(a)):
-            raise SimulationInputError(f"{what} must be a finite ({self.particle_count}, 3) array, got {a.shape}")
+            raise SimulationInputError(
+                f"{what} must be a finite ({self.particle_count}, 3) array, got {a.shape}"
+            )
         return a
 
     # ------------------------------------------------------------------ bodies
@@ -281,9 +296,9 @@ class World:
             allowed = max(self.memory_limit / BYTES_PER_PARTICLE - self.particle_count, 1.0)
             suggested = self.radius * (max(new_particles, 1) / allowed) ** (1.0 / 3.0)
             raise SimulationInputError(
-                f"{what} would make {total:,} particles (about {need / 1e9:.1f} GB while stepping), more than "
-                f"the memory limit of {self.memory_limit / 1e9:.1f} GB; use a particle radius of at least "
-                f"{suggested:.4g} m (now {self.radius:.4g} m) or fewer/smaller objects"
+                f"{what} would make {total:,} particles (about {need / 1e9:.1f} GB while stepping), "
+                f"more than the memory limit of {self.memory_limit / 1e9:.1f} GB; "
+                f"use a particle radius of at least {suggested:.4g} m (now {self.radius:.4g} m) or fewer/smaller objects"
             )
 
     def _append(self, x: FloatArray, group_self_collides: bool, **per_particle: Any) -> tuple[IntArray, int]:
@@ -298,9 +313,17 @@ class World:
         p["group"].append(np.full(n, group, np.int64))
         p["rest"].append(x.copy())
         defaults = {"sdf_depth": np.full(n, np.inf), "sdf_normal": np.zeros((n, 3)), "cohesion": np.zeros(n)}
-        for key in ("inv_mass", "contact_inv_mass", "kind", "friction", "cohesion", "sdf_depth", "sdf_normal"):
+        for key in (
+            "inv_mass",
+            "contact_inv_mass",
+            "kind",
+            "friction",
+            "cohesion",
+            "sdf_depth",
+            "sdf_normal",
+        ):
             value = np.asarray(per_particle[key] if key in per_particle else defaults[key])
-            p[key].append(np.broadcast_to(value, (n,) + value.shape[1:]).copy())
+            p[key].append(np.broadcast_to(value, (n, *value.shape[1:])).copy())
         self._built = False
         self._reset_neighbors()
         return idx, group
@@ -406,7 +429,12 @@ class World:
         inv_mass = 1.0 / m
         inv_mass[pin_local] = 0.0
         idx, group = self._append(
-            v, bool(self_collision), inv_mass=inv_mass, contact_inv_mass=inv_mass, kind=KIND_CLOTH, friction=friction
+            v,
+            bool(self_collision),
+            inv_mass=inv_mass,
+            contact_inv_mass=inv_mass,
+            kind=KIND_CLOTH,
+            friction=friction,
         )
         edges = mesh_edges(f)
         bend = bending_pairs(f)
@@ -459,7 +487,13 @@ class World:
         self._check_memory(len(pts), "these grains")
         w = 1.0 / (density * (2.0 * self.radius) ** 3)
         idx, group = self._append(
-            pts, True, inv_mass=w, contact_inv_mass=w, kind=KIND_GRANULAR, friction=friction, cohesion=cohesion
+            pts,
+            True,
+            inv_mass=w,
+            contact_inv_mass=w,
+            kind=KIND_GRANULAR,
+            friction=friction,
+            cohesion=cohesion,
         )
         body = Granular(self, idx, group, name)
         self.bodies.append(body)
@@ -618,7 +652,9 @@ class World:
                 x += dx
                 x_pred += dx
         # 5. Solver iteration over the constraint families, each Jacobi-averaged or coloured.
-        _, touching, col = self._contact_pass(x_pred, x, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply=True)
+        _, touching, col = self._contact_pass(
+            x_pred, x, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply=True
+        )
         if self._shape is not None:
             self._solve_shape_matching(x_pred, touching)
         for solver in self._distance_solvers(h):
@@ -639,7 +675,9 @@ class World:
         solvers = self._solver_cache.get(h)
         if solvers is None:
             # Bending first, stretch last: the (much stiffer) stretch constraints get the final word.
-            solvers = [GaussSeidelSolver(c, self._inv_mass, h) for c in (self._bend_all, self._stretch_all) if len(c)]
+            solvers = [
+                GaussSeidelSolver(c, self._inv_mass, h) for c in (self._bend_all, self._stretch_all) if len(c)
+            ]
             if len(self._solver_cache) > 8:
                 self._solver_cache.clear()
             self._solver_cache[h] = solvers
@@ -674,7 +712,11 @@ class World:
             active = col.depth > 0.0
             if not active.all():
                 col = ColliderContacts(
-                    col.idx[active], col.normal[active], col.depth[active], col.velocity[active], col.friction[active]
+                    col.idx[active],
+                    col.normal[active],
+                    col.depth[active],
+                    col.velocity[active],
+                    col.friction[active],
                 )
             delta = collider_corrections(
                 target, x_prev, col, s.static_friction_scale, s.dynamic_friction_scale, self._friction, h
@@ -694,7 +736,9 @@ class World:
                 self._apply_pair_jacobi(target, idx, delta, s.relaxation)
         return target - x_pred, touching, col
 
-    def _collider_contacts(self, x: FloatArray, alpha: float, dt_frame: float, tol: float) -> ColliderContacts:
+    def _collider_contacts(
+        self, x: FloatArray, alpha: float, dt_frame: float, tol: float
+    ) -> ColliderContacts:
         parts = [plane_contacts(self.planes, x, self.radius, tol)] if self.planes else []
         parts += [mesh.contacts(x, alpha, dt_frame, tol) for mesh in self.meshes]
         return ColliderContacts.concatenate(parts)
@@ -740,7 +784,9 @@ class World:
             return None, None
         normal = np.zeros_like(self._sdf_normal_local)
         sm = self._shape
-        normal[sm.idx] = np.einsum("rij,rj->ri", self._rigid_rotation[sm.body], self._sdf_normal_local[sm.idx])
+        normal[sm.idx] = np.einsum(
+            "rij,rj->ri", self._rigid_rotation[sm.body], self._sdf_normal_local[sm.idx]
+        )
         return self._sdf_depth, normal
 
     def _rigid_goals(self, x: FloatArray, touching: NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
@@ -769,7 +815,9 @@ class World:
         if fast.any():
             v[fast] *= (max_speed / speed[fast])[:, None]
 
-    def _apply_restitution(self, v: FloatArray, v_before: FloatArray, col: ColliderContacts, h: float) -> None:
+    def _apply_restitution(
+        self, v: FloatArray, v_before: FloatArray, col: ColliderContacts, h: float
+    ) -> None:
         """Bounce: the normal velocity after the step becomes -e times the approach speed before it.
 
         Slow contacts (approach below the speed gravity adds in two small steps) do not bounce, so
