@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import cProfile
 import json
+import pstats
 import resource
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 RESULT_TAG = "BENCH_RESULT "
 
@@ -31,17 +34,56 @@ def time_frames(
     budget_s = BUDGET_S if budget_s is None else budget_s
     times: list[float] = []
     for f in range(1, frames + 1):
+        if _PROFILER[0] is not None:
+            _PROFILER[0].enable()
         t0 = time.perf_counter()
         step(f)
         times.append((time.perf_counter() - t0) * 1000.0)
+        if _PROFILER[0] is not None:
+            _PROFILER[0].disable()
         measure(f)
-        if budget_s and f >= min_frames and sum(times) / 1000.0 > budget_s:
+        # stop once the next frame (assumed no cheaper than the last) would overrun the budget
+        if budget_s and min_frames <= f < frames and (sum(times) + times[-1]) / 1000.0 > budget_s:
+            _STOPPED_EARLY[0] = True
             break
     return times
 
 
 # Wall-time budget of one scene's timed frames (seconds; 0 = none). Set from --budget by the workers.
 BUDGET_S = 0.0
+_STOPPED_EARLY = [False]
+
+
+_PROFILER: list[cProfile.Profile | None] = [None]
+
+
+def enable_profile() -> None:
+    """Profile the timed step calls with cProfile (a separate run: the profiler adds overhead)."""
+    _PROFILER[0] = cProfile.Profile()
+
+
+def profile_top(frames: int, n: int = 12) -> list[dict]:
+    """The n functions with the most own time inside the timed steps: name, ms per frame, share."""
+    prof = _PROFILER[0]
+    if prof is None or frames == 0:
+        return []
+    st = pstats.Stats(prof)
+    rows = []
+    total = 0.0
+    for (file, line, func), (_cc, _nc, tt, _ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+        total += tt
+        where = f"{Path(file).name}:{line}" if file != "~" else "built-in"
+        rows.append((tt, f"{func} ({where})", _nc))
+    rows.sort(reverse=True)
+    return [
+        {
+            "function": name,
+            "ms_per_frame": tt * 1e3 / frames,
+            "share": tt / total if total else 0.0,
+            "calls": nc,
+        }
+        for tt, name, nc in rows[:n]
+    ]
 
 
 def set_budget(seconds: float) -> None:
@@ -61,8 +103,7 @@ def result(
     notes: str = "",
     **extra,
 ) -> dict:
-    stopped = BUDGET_S and sum(times_ms) > BUDGET_S * 1e3
-    partial = f" (stopped after {len(times_ms)} frames: time budget)" if stopped else ""
+    partial = f" (stopped after {len(times_ms)} frames: time budget)" if _STOPPED_EARLY[0] else ""
     return {
         "scene": scene,
         "solver": solver,
@@ -78,6 +119,7 @@ def result(
         "build_s": build_s,
         "quality": quality,
         "notes": notes + partial,
+        "profile": profile_top(len(times_ms)),
         **extra,
     }
 

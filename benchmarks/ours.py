@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from benchmarks import scenes
-from benchmarks.common import emit, peak_rss_mb, result, set_budget, time_frames
+from benchmarks.common import emit, enable_profile, peak_rss_mb, result, set_budget, time_frames
 
 # Keyword arguments for World(...) per scene. Only the radius is fixed by the scene; everything else is the
 # World's default budget (substeps, iterations), so the figures are what a user gets out of the box.
@@ -241,8 +241,11 @@ def main(argv=None) -> int:
     ap.add_argument("scene", choices=SCENES)
     ap.add_argument("--frames", type=int, default=scenes.FRAMES)
     ap.add_argument("--budget", type=float, default=0.0, help="stop after this many seconds of stepping")
+    ap.add_argument("--profile", action="store_true", help="profile the steps (cProfile) into the result")
     args = ap.parse_args(argv)
     set_budget(args.budget)
+    if args.profile:
+        enable_profile()
     emit(run(args.scene, args.frames))
     return 0
 

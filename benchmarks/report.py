@@ -52,13 +52,23 @@ def _version(dist: str) -> str | None:
 
 
 def _git_rev() -> str | None:
+    """Short commit id, with "+ local changes" when the work tree differs from it."""
     try:
-        out = subprocess.run(
+        rev = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
-        )
-        return out.stdout.strip() or None
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "unified_particles", "benchmarks"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
+    if not rev:
+        return None
+    return rev + (" + local changes" if dirty else "")
 
 
 def machine_info() -> dict:
@@ -101,56 +111,61 @@ def _ms(run, scene, solver):
 
 
 def targets(run: dict) -> list[dict]:
-    """Every target of issue 8 with the measured value and a verdict: PASS, MISS or n/a (not measured)."""
+    """Every target of issue 8: measured value, limit, verdict (PASS, MISS, n/a), distance to the limit."""
     out = []
 
-    def add(name, value, limit, ok, fmt, why=""):
+    def add(name, scene, kind, value, limit, fmt, op="<="):
+        lim = "none" if limit == 0 else f"{op} {fmt(limit)}"
+        row = {"target": name, "scene": scene, "kind": kind, "limit": lim, "value": value}
         if value is None:
-            out.append({"target": name, "measured": "n/a", "limit": limit, "verdict": "n/a", "why": why})
+            row.update(measured="n/a", verdict="n/a", margin="not measured")
+        elif limit == 0:
+            ok = value <= PENETRATION_TOL
+            row.update(measured=fmt(value), verdict="PASS" if ok else "MISS", margin="")
         else:
-            out.append(
-                {"target": name, "measured": fmt(value), "limit": limit, "verdict": "PASS" if ok else "MISS"}
-            )
+            ok = value < limit if op == "<" else value <= limit
+            f = value / limit
+            margin = f"{f:.2f} of the limit" if ok else f"{f:.2f}x the limit"
+            row.update(measured=fmt(value), verdict="PASS" if ok else "MISS", margin=margin)
+        out.append(row)
 
     def ratio(a, b):
         return None if a is None or b is None else a / b
 
     def x(v):
-        return f"{v:.2f}x"
+        return f"{v:.3g}x"
+
+    def pct(v):
+        return f"{v:.1%}"
+
+    def mm(v):
+        return f"{v * 1e3:.1f} mm"
 
     s1 = _ms(run, "S1", "ours")
-    r = ratio(s1, _ms(run, "S1", "Blender cloth"))
-    add("S1 time vs Blender cloth", r, "<= 0.25x", r is not None and r <= 0.25, x, "ours or Blender missing")
-    r = ratio(s1, _ms(run, "S1", "pypbd"))
-    add("S1 time vs pypbd (5 substeps)", r, "<= 6x", r is not None and r <= 6.0, x, "ours or pypbd missing")
+    add("S1 time vs Blender cloth", "S1", "time", ratio(s1, _ms(run, "S1", "Blender cloth")), 0.25, x)
+    add("S1 time vs pypbd (5 substeps)", "S1", "time", ratio(s1, _ms(run, "S1", "pypbd")), 6.0, x)
     o1 = _get(run, "S1", "ours")
     st = None if o1 is None else o1["quality"]["max_stretch"]
-    add("S1 max edge stretch (all frames)", st, "< 15%", st is not None and st < 0.15, lambda v: f"{v:.1%}")
+    add("S1 max edge stretch (all frames)", "S1", "quality", st, 0.15, pct, "<")
     pen = None if o1 is None else o1["quality"]["max_penetration"]
     add(
-        "S1 penetration into sphere",
+        f"S1 penetration into sphere (tolerance {PENETRATION_TOL * 1e3:.0f} mm)",
+        "S1",
+        "quality",
         pen,
-        f"none (<= {PENETRATION_TOL * 1e3:.0f} mm)",
-        pen is not None and pen <= PENETRATION_TOL,
-        lambda v: f"{v * 1e3:.1f} mm",
+        0.0,
+        mm,
     )
     r = ratio(_ms(run, "S2", "ours"), _ms(run, "S2", "Bullet rigid"))
-    add("S2 time vs Bullet", r, "<= 3x", r is not None and r <= 3.0, x)
+    add("S2 time vs Bullet", "S2", "time", r, 3.0, x)
     r = ratio(_ms(run, "S3", "ours"), _ms(run, "S3", "Bullet spheres"))
-    add("S3 time vs Bullet spheres", r, "<= 0.2x", r is not None and r <= 0.2, x)
+    add("S3 time vs Bullet spheres", "S3", "time", r, 0.2, x)
     a, b = _ms(run, "S4-10k", "ours"), _ms(run, "S4-100k", "ours")
-    r = ratio(b, a)
-    add("S4 growth 10k -> 100k grains", r, "<= 15x", r is not None and r <= 15.0, x)
-    add("S4 100k grains per frame", b, "<= 2000 ms", b is not None and b <= 2000.0, lambda v: f"{v:.0f} ms")
+    add("S4 growth 10k -> 100k grains", "S4-100k", "time", ratio(b, a), 15.0, x)
+    add("S4 100k grains per frame", "S4-100k", "time", b, 2000.0, lambda v: f"{v:.0f} ms")
     m = _get(run, "S4-1M", "ours")
     mem = None if m is None else m["peak_rss_mb"]
-    add(
-        "S4 1M grains peak memory",
-        mem,
-        "<= 1500 MB",
-        mem is not None and mem <= 1500.0,
-        lambda v: f"{v:.0f} MB",
-    )
+    add("S4 1M grains peak memory", "S4-1M", "memory", mem, 1500.0, lambda v: f"{v:.0f} MB")
     return out
 
 
@@ -188,7 +203,7 @@ def console_summary(run: dict) -> str:
     for scene, peer in pairs:
         a, b = _ms(run, scene, "ours"), _ms(run, scene, peer)
         if a is not None and b is not None:
-            lines.append(f"  {scene} ours / {peer}: {a:.1f} / {b:.1f} ms = {a / b:.2f}x")
+            lines.append(f"  {scene} ours / {peer}: {a:.1f} / {b:.1f} ms = {a / b:.3g}x")
     lines.append("Targets (issue 8):")
     for t in targets(run):
         lines.append(f"  [{t['verdict']:4s}] {t['target']}: {t['measured']} (target {t['limit']})")
@@ -245,16 +260,18 @@ def markdown(run: dict, png_rel: str) -> str:
         "",
         "## Targets (issue 8)",
         "",
-        "| Target | Measured | Limit | Verdict |",
-        "|---|---:|---:|---|",
+        "| Target | Measured | Limit | Verdict | How far |",
+        "|---|---:|---:|---|---|",
     ]
     for t in targets(run):
-        L.append(f"| {t['target']} | {t['measured']} | {t['limit']} | {t['verdict']} |")
-    L += ["", "Ratios (ours / peer, medians of the same run):", ""]
+        L.append(f"| {t['target']} | {t['measured']} | {t['limit']} | {t['verdict']} | {t['margin']} |")
+    ratios = []
     for line in console_summary(run).splitlines()[1:]:
         if line.startswith("Targets"):
             break
-        L.append("-" + line[1:])
+        ratios.append("-" + line[1:])
+    if ratios:
+        L += ["", "Ratios (ours / peer, medians of the same run):", "", *ratios]
     L += ["", "## Results", ""]
     L += _table(run)
     L += ["", *_observations(run)]
@@ -265,10 +282,42 @@ def markdown(run: dict, png_rel: str) -> str:
             L.append(f"- {r['scene']} {r['solver']}: {r['notes']}")
         elif "skipped" in r:
             L.append(f"- {r['scene']} {r['solver']}: skipped ({r['skipped']})")
+    L += _profiles(run)
     L += ["", _METHOD, ""]
     if OPT_LOG.exists():
         L += [OPT_LOG.read_text().rstrip(), ""]
     return "\n".join(L)
+
+
+def _profiles(run: dict) -> list[str]:
+    """Where the time goes in scenes whose time target was missed (separate cProfile runs)."""
+    profs = run.get("profiles") or []
+    if not profs:
+        return []
+    L = [
+        "",
+        "## Where the time goes (scenes with a missed time target)",
+        "",
+        "cProfile of our solver's steps in a separate run (the profiler adds some overhead; shares matter,",
+        "not absolute figures). Own time per function, the largest first.",
+    ]
+    for p in profs:
+        if "error" in p or not p.get("profile"):
+            L += ["", f"### {p.get('scene')}: profile failed: {p.get('error', 'no data')}"]
+            continue
+        L += [
+            "",
+            f"### {SCENE_TITLES.get(p['scene'], p['scene'])}: {p['ms_per_frame']:.0f} ms/frame under the "
+            f"profiler, {p['frames']} frames",
+            "",
+            "| Function | ms/frame | share | calls |",
+            "|---|---:|---:|---:|",
+        ]
+        for row in p["profile"]:
+            L.append(
+                f"| `{row['function']}` | {row['ms_per_frame']:.1f} | {row['share']:.0%} | {row['calls']} |"
+            )
+    return L
 
 
 def _observations(run: dict) -> list[str]:

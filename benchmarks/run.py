@@ -72,6 +72,9 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
         )
     # S5 hook: runs the demo scene once a builder exists (see DEMO_BUILDERS in ours.py), else prints a note.
     out.append(Job("S5", "ours", "benchmarks.ours", ["S5", *fr, *b], budget + 900))
+    # peers and ours of one scene back to back, so a change in machine load hits both sides of a ratio alike
+    order = ["S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S5"]
+    out.sort(key=lambda j: order.index(j.scene))
     if only:
         out = [j for j in out if j.scene in only]
     return out
@@ -110,12 +113,14 @@ def main(argv: list[str] | None = None) -> int:
         "--budget", type=float, default=600.0, help="max seconds of stepping per scene for our solver"
     )
     ap.add_argument("--frames-1m", type=int, default=12, help="frames for the 1M-grain scene (default 12)")
+    ap.add_argument("--no-profile", action="store_true", help="skip the cProfile runs of missed time targets")
     ap.add_argument("--out", default="", help="report path (default: docs/performance.md for a full run)")
     args = ap.parse_args(argv)
     only = {s.strip() for s in args.only.split(",") if s.strip()} or None
     full = not args.quick and not only and not args.no_peers
     todo = jobs(args.quick, not args.no_peers, only, args.budget, args.frames_1m)
 
+    t_start = time.perf_counter()
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     machine = report.machine_info()
     print(f"Unified Particles benchmarks ({'quick' if args.quick else 'full'}): {len(todo)} runs")
@@ -128,7 +133,22 @@ def main(argv: list[str] | None = None) -> int:
         print(report.one_line(res), flush=True)
 
     run = {"quick": args.quick, "machine": machine, "results": results}
-    raw = RESULTS_DIR / ("latest-quick.json" if args.quick else "latest.json")
+    if not args.quick and not args.no_profile:
+        missed = sorted(
+            {t["scene"] for t in report.targets(run) if t["verdict"] == "MISS" and t["kind"] == "time"}
+        )
+        profiles = []
+        for scene in missed:
+            job = Job(scene, "ours", "benchmarks.ours", [scene, "--profile", "--budget", "120"], 900)
+            print(f"[profile] {scene:8s} ours ...", end=" ", flush=True)
+            res = run_job(job)
+            profiles.append(res)
+            top = (res.get("profile") or [{}])[0]
+            print(f"top: {top.get('function', res.get('error', '?'))} {top.get('share', 0):.0%}", flush=True)
+        run["profiles"] = profiles
+    raw = RESULTS_DIR / (
+        "latest.json" if full else "latest-quick.json" if args.quick else "latest-partial.json"
+    )
     raw.write_text(json.dumps(run, indent=1))
     print()
     print(report.console_summary(run))
@@ -145,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     png.parent.mkdir(parents=True, exist_ok=True)
     report.plot(run, png)
     doc.write_text(report.markdown(run, os.path.relpath(png, doc.parent)))
-    print(f"\nwrote {doc.relative_to(ROOT) if doc.is_relative_to(ROOT) else doc}, {png.name}; raw: {raw}")
+    print(f"\ntotal {time.perf_counter() - t_start:.0f} s")
+    print(f"wrote {doc.relative_to(ROOT) if doc.is_relative_to(ROOT) else doc}, {png.name}; raw: {raw}")
     return 0
 
 

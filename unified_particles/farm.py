@@ -127,7 +127,8 @@ def _run(bpy: ModuleType, bake: ModuleType, args: argparse.Namespace) -> int:
     try:
         job = bake.bake_scene(scene, start, end, progress=progress)
     except Exception as exc:
-        print(f"error: bake failed: {exc}", file=sys.stderr)
+        # The bake keeps a readable message (disk full, blow-up, ...) in the scene's bake state.
+        print(f"error: bake failed: {scene.unified_particles_bake.error or exc}", file=sys.stderr)
         return 1
     if not args.no_save:
         bpy.ops.wm.save_mainfile()

@@ -416,6 +416,28 @@ def test_flat_mesh_raises_with_cloth_hint() -> None:
         sample_interior(plane_v @ rotation.T, plane_f, 0.1)
 
 
+def test_open_bumpy_sheet_is_not_a_solid() -> None:
+    # Terrain-like open grid: behind its concave bumps w creeps above 0.5, but it has no inside.
+    x, y = np.meshgrid(np.linspace(0.0, 1.0, 11), np.linspace(0.0, 1.0, 11), indexing="ij")
+    v = np.stack([x, y, 0.05 * np.sin(6 * x) * np.cos(5 * y)], axis=-1).reshape(-1, 3)
+    idx = np.arange(121).reshape(11, 11)
+    a, b, c, d = idx[:-1, :-1].ravel(), idx[1:, :-1].ravel(), idx[1:, 1:].ravel(), idx[:-1, 1:].ravel()
+    f = np.concatenate([np.stack([a, b, c], axis=1), np.stack([a, c, d], axis=1)])
+    with pytest.raises(SimulationInputError, match="no volume"):
+        sample_interior(v, f, 0.02)
+
+
+def test_inside_out_mesh_is_sampled_like_the_original() -> None:
+    v, f = box_mesh()
+    flipped = sample_interior(v, f[:, ::-1], 0.25)
+    assert flipped.points.shape == (64, 3)
+    assert (flipped.sdf < 0).all()
+    hemi_v, hemi_f = open_hemisphere()
+    assert len(sample_interior(hemi_v, hemi_f[:, ::-1], 0.1).points) == len(
+        sample_interior(hemi_v, hemi_f, 0.1).points
+    )
+
+
 def test_thin_plate_becomes_one_layer_on_its_mid_plane() -> None:
     # A 2 mm plate with 10 cm spacing: the centred grid has one layer, on the mid-plane, inside the plate.
     v, f = box_mesh((1.0, 1.0, 0.002))

@@ -38,14 +38,14 @@ def test_tumbling_body_keeps_its_shape_and_angular_momentum_direction() -> None:
     c0 = x0.mean(axis=0)
     # Spin about a tilted axis plus a drift: v = u + omega x (x - c).
     omega = np.array([2.0, 5.0, 1.0])
-    w.velocities[body.indices] = [0.3, 0.0, 0.0, *np.cross(omega, x0 - c0)]
+    w.velocities[body.indices] = np.array([0.3, 0.0, 0.0]) + np.cross(omega, x0 - c0)
     for _ in range(48):
         w.step(1.0 / 24.0)
     x = w.positions[body.indices]
     # Shape matching is the only constraint: distances stay those of the rest shape.
     np.testing.assert_allclose(_pairwise(x), rest, atol=1e-9)
     # Centre of mass drifts uniformly: c(t) = c0 + u t.
-    np.testing.assert_allclose(x.mean(axis=0), [*c0, 0.6, 0.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(x.mean(axis=0), c0 + np.array([0.6, 0.0, 0.0]), atol=1e-9)
     # The transform reproduces the particles from their build-time positions.
     m = body.transform
     np.testing.assert_allclose(x0 @ m[:3, :3].T + m[:3, 3], x, atol=1e-9)

@@ -84,7 +84,7 @@ def test_positions_and_velocities_are_writable_between_steps() -> None:
     w.velocities[g.indices] = [1.0, 0.0, 0.0]
     w.step(0.5)
     np.testing.assert_allclose(w.positions[:, 0], [0.5, 2.5])
-    w.positions = [*np.zeros((2, 3)), [0, 0, 0], [5, 0, 0]]
+    w.positions = np.array([[0.0, 0.0, 0.0], [5.0, 0.0, 0.0]])
     np.testing.assert_allclose(w.positions[1], [5.0, 0.0, 0.0])
     with pytest.raises(SimulationInputError):
         w.positions = np.zeros((3, 3))

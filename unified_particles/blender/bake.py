@@ -1315,7 +1315,7 @@ def bake_scene(
             if progress is not None:
                 progress(job)
     except BaseException as exc:
-        job.cancel(error=f"{type(exc).__name__}: {exc}")
+        job.cancel(error=_error_message(exc))
         raise
     job.finish()
     return job
@@ -1333,7 +1333,29 @@ def _error_message(exc: BaseException) -> str:
             return str(exc)
     except ImportError:
         pass
+    if isinstance(exc, OSError):
+        return _os_error_message(exc)
     return f"{type(exc).__name__}: {exc}"
+
+
+def _os_error_message(exc: OSError) -> str:
+    """What a file-system error means for the user's bake, and what to do."""
+    import errno
+
+    where = exc.filename or "the cache folder"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (
+            f"The disk is full (writing {where}). Free some space or choose a Cache Folder on another "
+            "disk, then bake again: it continues where it stopped. The previous bake is unchanged"
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"No permission to write {where}: choose another Cache Folder (Bake panel) and bake again"
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
+        return (
+            f"Cannot create {where}: it, or a folder above it, is a file, not a folder. "
+            "Choose another Cache Folder (Bake panel) and bake again"
+        )
+    return f"Cannot write the bake cache ({exc.strerror or exc} at {where}): check the Cache Folder"
 
 
 _PASS_EVENTS = {

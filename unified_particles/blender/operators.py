@@ -57,6 +57,21 @@ def _world_mesh(
     return mesh_io.transform_points(matrix, local), tris
 
 
+def _geometry_problem(obj: bpy.types.Object, context: bpy.types.Context) -> str | None:
+    """Why ``obj``'s mesh cannot be simulated in any role (no vertices, NaN/inf or absurd coordinates)."""
+    from ..core import SimulationInputError
+    from ..core.geometry import as_vertices
+
+    vertices, _ = _world_mesh(obj, context)
+    if len(vertices) == 0:
+        return f"{obj.name!r} has no vertices: add geometry to it or select another object"
+    try:
+        as_vertices(vertices)
+    except SimulationInputError as exc:
+        return f"{obj.name!r}: {exc}"
+    return None
+
+
 def _is_flat(vertices: mesh_io.FloatArray) -> bool:
     if len(vertices) == 0:
         return True
@@ -96,7 +111,7 @@ class _MakeOperator(bpy.types.Operator):
             return {"CANCELLED"}
         for obj in objects:
             try:
-                problem = self.check_object(context, obj)
+                problem = _geometry_problem(obj, context) or self.check_object(context, obj)
             except Exception as exc:
                 problem = f"{obj.name!r}: {exc}"
             if problem:

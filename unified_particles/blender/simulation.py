@@ -302,6 +302,8 @@ class Simulation:
         self, scene: bpy.types.Scene, frame: int, depsgraph: bpy.types.Depsgraph | None = None
     ) -> Any:
         """Put the world in the state of ``frame`` (cached, or simulated from the nearest cached frame)."""
+        from ..core import SimulationDivergedError
+
         if depsgraph is None:
             depsgraph = bpy.context.evaluated_depsgraph_get()
         if not self.built or int(scene.frame_start) != self.start_frame:
@@ -327,7 +329,13 @@ class Simulation:
                     self._move_colliders(scene, None)
                 else:
                     self._move_colliders(scene, depsgraph if t == current else None)
-                self.world.step(1.0 / self.fps)
+                try:
+                    self.world.step(1.0 / self.fps)
+                except SimulationDivergedError as exc:  # the world is back at frame t - 1 (cached)
+                    self.shown_frame = t - 1
+                    raise SimulationDivergedError(
+                        f"Frame {t}: {exc}. Frames up to {t - 1} are kept", exc.body_names, exc.particle_count
+                    ) from None
                 self._store(t, scene, None)
         finally:
             if needs_scene_at_frame and int(scene.frame_current) != current:
@@ -738,6 +746,7 @@ def _show_frame(sim: Simulation, scene: bpy.types.Scene, depsgraph: bpy.types.De
             sim.invalidate(None)
     if sim.failed:
         if (structure_signature(scene, objects), settings_signature(scene, objects)) == sim.failed_key:
+            _show_cached(sim, scene, frame)  # frames simulated before the failure still show
             return
         sim.invalidate(None)  # something changed (e.g. undo, which runs no update callbacks): retry
     if bpy.app.is_job_running("RENDER") and not scene.render.use_lock_interface:
@@ -753,6 +762,7 @@ def _show_frame(sim: Simulation, scene: bpy.types.Scene, depsgraph: bpy.types.De
         sim.write_back(scene)
     except SimulationInputError as exc:
         _report_once(sim, scene, str(exc))
+        _show_cached(sim, scene, frame)  # e.g. after a blow-up: the last good frame
     except Exception as exc:  # a handler must not raise: show it in the panel instead
         _report_once(sim, scene, f"{type(exc).__name__}: {exc}")
     else:
@@ -765,6 +775,22 @@ def _show_frame(sim: Simulation, scene: bpy.types.Scene, depsgraph: bpy.types.De
             sim.ignored_settings = []
         if scene.unified_particles.last_error:
             scene.unified_particles.last_error = ""
+
+
+def _show_cached(sim: Simulation, scene: bpy.types.Scene, frame: int) -> None:
+    """Show the latest cached frame at or before ``frame`` (nothing if there is none)."""
+    good = [f for f in sim.cache if f <= frame]
+    if sim.world is None or not good:
+        return
+    best = max(good)
+    if sim.last_written_frame == best and sim.shown_frame == best:
+        return
+    try:
+        sim._restore(best)
+        sim.shown_frame = best
+        sim.write_back(scene)
+    except Exception as exc:  # a handler must not raise
+        print(f"Unified Particles ({scene.name}): cannot show frame {best}: {exc}", file=sys.stderr)
 
 
 def _adopt_user_edits(sim: Simulation) -> None:

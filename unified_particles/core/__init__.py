@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .bodies import Body, Cloth, Granular, RigidBody
 from .colliders import MeshCollider, PlaneCollider
-from .errors import SimulationInputError
+from .errors import SimulationDivergedError, SimulationInputError
 from .geometry import fill_mesh_with_grains
 from .world import SolverSettings, World
 
@@ -19,6 +19,7 @@ __all__ = [
     "MeshCollider",
     "PlaneCollider",
     "RigidBody",
+    "SimulationDivergedError",
     "SimulationInputError",
     "SolverSettings",
     "World",

@@ -7,6 +7,8 @@ them with over-relaxation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -97,44 +99,50 @@ def particle_contacts(
     x_prev: FloatArray | None,
     i: IntArray,
     j: IntArray,
-    wi: FloatArray,
-    wj: FloatArray,
+    w: FloatArray,
     radius: float,
-    mu_static: FloatArray | None = None,
-    mu_kinetic: FloatArray | None = None,
+    max_mass_ratio: float = np.inf,
+    friction: FloatArray | None = None,
+    static_scale: float = 1.0,
+    dynamic_scale: float = 1.0,
     cohesion: FloatArray | None = None,
     sdf_depth: FloatArray | None = None,
-    sdf_normal: FloatArray | None = None,
+    sdf_normal: Callable[[IntArray], FloatArray] | None = None,
     touch_tolerance: float = 0.0,
 ) -> tuple[IntArray, FloatArray, IntArray]:
     """Corrections for candidate pairs (i, j) of equal-radius particles.
 
-    Non-penetration (paper Eq. 16-ish, the standard PBD contact): C = |x_ij| - 2r <= 0,
+    Non-penetration (the standard PBD contact): C = |x_ij| - 2r <= 0,
     dx_i = -w_i / (w_i + w_j) * C * n, dx_j = +w_j / (w_i + w_j) * C * n, with n = x_ij / |x_ij|.
 
     Friction (paper Eq. 24-26): the relative tangential displacement during the step,
     dx_t = [(x*_i - x_i) - (x*_j - x_j)] projected off n, is removed completely when
-    |dx_t| < mu_s d (static) and otherwise reduced by mu_k d (kinetic), d = penetration depth.
+    |dx_t| < mu_s d (static) and otherwise reduced by mu_k d (kinetic), d = penetration depth;
+    mu is the mean of the two particles' coefficients times the static/dynamic scale.
 
     Rigid particles (paper Sec. 5.1): ``sdf_depth`` is the distance of each particle's centre below its
     own body's surface (+inf for non-rigid particles) and ``sdf_normal`` the body's outward SDF gradient
-    in world space. The pair uses the particle nearer to its surface; if that one is deep inside, the
-    separation direction is its SDF normal (so overlapping bodies never interlock); if it is near the
-    surface, the pair direction is reflected when it points into that body.
+    in world space; see :func:`_rigid_normals`.
 
-    Cohesion: pairs with 0 < gap < 0.5 r are pulled together by ``cohesion`` (0..1) times the gap.
+    Cohesion: pairs with 0 < gap < 0.5 r are pulled together by the mean ``cohesion`` (0..1) times
+    the gap.
+
+    Per-pair quantities are computed only for the pairs in contact: candidate lists carry a margin
+    and are mostly inactive.
 
     Args:
         x_pred: (N, 3) predicted positions x*, metres.
         x_prev: (N, 3) positions at the start of the step (for friction); None disables friction.
         i, j: (P,) candidate pair indices.
-        wi, wj: (P,) contact inverse masses, 1/kg (0 = immovable).
+        w: (N,) contact inverse masses, 1/kg (0 = immovable).
         radius: particle radius r, metres.
-        mu_static, mu_kinetic: (P,) friction coefficients per pair.
-        cohesion: (P,) cohesion strength per pair in [0, 1], or None.
+        max_mass_ratio: limit of the inverse-mass ratio within a pair (see contact_inv_mass_pairs).
+        friction: (N,) Coulomb coefficient per particle, or None for no friction.
+        static_scale, dynamic_scale: multipliers of mu for sticking and sliding.
+        cohesion: (N,) cohesion strength per particle in [0, 1], or None.
         sdf_depth: (N,) depth of the particle below its body surface, metres (+inf if not rigid).
-        sdf_normal: (N, 3) unit outward normal of the particle's body at the particle, world frame.
-
+        sdf_normal: function giving, for particle indices, the unit outward normal (K, 3) of each
+            particle's body at the particle, world frame (evaluated for touching pairs only).
         touch_tolerance: pairs with a gap below this (metres) count as touching.
 
     Returns:
@@ -142,33 +150,35 @@ def particle_contacts(
         the K active pairs (first the i sides then the j sides), and the indices of particles in pairs
         closer than 2r + touch_tolerance (used to weight shape matching).
     """
-    d = x_pred[i] - x_pred[j]
+    d = np.take(x_pred, i, axis=0) - np.take(x_pred, j, axis=0)
     dist = np.sqrt(np.einsum("ij,ij->i", d, d))
     rest = 2.0 * radius
     c = dist - rest
     near = c < touch_tolerance
     touching = np.concatenate([i[near], j[near]])
+    reach = COHESION_RANGE_RADII * radius if cohesion is not None else 0.0
+    sel = np.flatnonzero(c < reach)
+    i, j, d, dist, c = i[sel], j[sel], d[sel], dist[sel], c[sel]
+    coh = None
     if cohesion is not None:
-        active = (c < 0.0) | ((cohesion > 0.0) & (c < COHESION_RANGE_RADII * radius))
-    else:
-        active = c < 0.0
+        coh = 0.5 * (cohesion[i] + cohesion[j])
+        keep = np.flatnonzero((c < 0.0) | (coh > 0.0))
+        i, j, d, dist, c, coh = i[keep], j[keep], d[keep], dist[keep], c[keep], coh[keep]
+    wi, wj = contact_inv_mass_pairs(w, i, j, max_mass_ratio)
     wsum = wi + wj
-    active &= wsum > 0.0
-    if not active.all():
-        sel = np.flatnonzero(active)
+    if not np.all(wsum > 0.0):
+        keep = np.flatnonzero(wsum > 0.0)
         i, j, d, dist, c, wi, wj, wsum = (
-            i[sel],
-            j[sel],
-            d[sel],
-            dist[sel],
-            c[sel],
-            wi[sel],
-            wj[sel],
-            wsum[sel],
+            i[keep],
+            j[keep],
+            d[keep],
+            dist[keep],
+            c[keep],
+            wi[keep],
+            wj[keep],
+            wsum[keep],
         )
-        mu_static = None if mu_static is None else mu_static[sel]
-        mu_kinetic = None if mu_kinetic is None else mu_kinetic[sel]
-        cohesion = None if cohesion is None else cohesion[sel]
+        coh = None if coh is None else coh[keep]
     # Coincident centres have no direction; pick +z (deterministic) rather than dividing by zero.
     safe = dist > 1e-12 * rest
     n = np.where(safe[:, None], d / np.where(safe, dist, 1.0)[:, None], np.array([0.0, 0.0, 1.0]))
@@ -178,22 +188,27 @@ def particle_contacts(
         s = np.minimum(di, dj)
         rigid = np.isfinite(s)
         if rigid.any():
-            n, c = _rigid_normals(n, d, c, di, dj, s, rigid, sdf_normal[i], sdf_normal[j], radius)
+            n, c = _rigid_normals(n, d, c, di, dj, s, rigid, sdf_normal(i), sdf_normal(j), radius)
 
     inv_wsum = 1.0 / wsum
     # Penetration is resolved fully; cohesion closes a fraction of the gap.
-    strength = np.ones_like(c) if cohesion is None else np.where(c < 0.0, 1.0, cohesion)
+    strength = 1.0 if coh is None else np.where(c < 0.0, 1.0, coh)
     lam = (-c * strength * inv_wsum)[:, None] * n
     dxi = wi[:, None] * lam
     dxj = -wj[:, None] * lam
 
-    if x_prev is not None and mu_static is not None and mu_kinetic is not None:
-        rel = (x_pred[i] - x_prev[i]) - (x_pred[j] - x_prev[j])
+    if x_prev is not None and friction is not None:
+        mu = 0.5 * (friction[i] + friction[j])
+        rel = (np.take(x_pred, i, axis=0) - np.take(x_prev, i, axis=0)) - (
+            np.take(x_pred, j, axis=0) - np.take(x_prev, j, axis=0)
+        )
         t = rel - np.einsum("ij,ij->i", rel, n)[:, None] * n
         tl = np.sqrt(np.einsum("ij,ij->i", t, t))
         pen = np.maximum(-c, 0.0)
         factor = np.where(
-            tl < mu_static * pen, 1.0, np.minimum(mu_kinetic * pen / np.maximum(tl, 1e-300), 1.0)
+            tl < static_scale * mu * pen,
+            1.0,
+            np.minimum(dynamic_scale * mu * pen / np.maximum(tl, 1e-300), 1.0),
         )
         tf = t * (factor * inv_wsum)[:, None]
         dxi -= wi[:, None] * tf

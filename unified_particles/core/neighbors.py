@@ -2,10 +2,11 @@
 """Neighbour search on a uniform grid: all particle pairs closer than a cutoff.
 
 Particles are binned into cubic cells of edge ``>= cutoff`` and sorted by cell key (a stable sort, so
-the output is deterministic). Each particle then looks at its own cell and the 13 "forward" cells of
-its 3x3x3 block (a half shell), so every unordered pair of neighbouring cells is visited once. The
-lookups are batched ``np.searchsorted`` calls on the sorted keys: no Python loop over particles, about
-O(N) work beyond the sort. Large inputs are processed a few shell offsets at a time to bound memory.
+the output is deterministic). Each occupied cell then looks at itself and the 13 "forward" cells of
+its 3x3x3 block (a half shell), so every unordered pair of neighbouring cells is visited once; cell
+pairs are expanded to particle pairs with ``np.repeat`` arithmetic. The lookups are batched
+``np.searchsorted`` calls on the occupied cell keys: no Python loop over particles or cells, O(N)
+work beyond the sort. Large inputs are processed a few shell offsets at a time to bound memory.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ _HALF_SHELL = np.array(
     dtype=np.int64,
 )
 
-# Above this many (particle, offset) queries per batch, offsets are processed in smaller groups.
-_MAX_QUERIES_PER_BATCH = 2_000_000
+# Above about this many candidate particle pairs per batch, shell offsets are processed in groups.
+_MAX_QUERIES_PER_BATCH = 4_000_000
 
 
 def find_pairs(
@@ -50,8 +51,8 @@ def find_pairs(
         group_self_collides: (G,) bool per group id; required when ``group`` is given.
 
     Returns:
-        (i, j): two (P,) int64 arrays with ``i < j``, ordered by the sorted cell walk (deterministic
-        for the same input).
+        (i, j): two (P,) int64 arrays with ``i < j``, in the order of the sorted cell walk
+        (deterministic for the same input).
     """
     x = np.asarray(positions, dtype=np.float64)
     n = x.shape[0]
@@ -68,44 +69,57 @@ def find_pairs(
     order = np.argsort(key, kind="stable")
     skey = key[order]
     sx = x[order]
-    offset_keys = _HALF_SHELL @ stride
-    cell_end = np.searchsorted(skey, skey, side="right")
+    sg = None if group is None else np.asarray(group)[order]
+    selfc = None if group_self_collides is None else np.asarray(group_self_collides, dtype=bool)
+    # Occupied cells: key, first sorted position, particle count.
+    first = np.flatnonzero(np.concatenate([[True], skey[1:] != skey[:-1]]))
+    ukey = skey[first]
+    ucount = np.diff(np.append(first, n))
+    n_cells = len(ukey)
+    offset_keys = np.einsum("ij,j->i", _HALF_SHELL, stride)
 
-    sorted_pos = np.arange(n, dtype=np.int64)
-    per_batch = max(1, _MAX_QUERIES_PER_BATCH // n)
     cutoff2 = cell * cell
     out_i: list[IntArray] = []
     out_j: list[IntArray] = []
-    for b in range(0, len(offset_keys), per_batch):
-        okeys = offset_keys[b : b + per_batch]
-        query = (skey[None, :] + okeys[:, None]).ravel()
-        start = np.searchsorted(skey, query, side="left")
-        end = np.searchsorted(skey, query, side="right")
-        if b == 0:
-            # Own cell: only partners later in the sorted order, so each pair appears once.
-            start[:n] = sorted_pos + 1
-            end[:n] = cell_end
-        counts = end - start
-        total = int(counts.sum())
+    cells = np.arange(n_cells, dtype=np.int64)
+    # Expected particle pairs per shell offset ~ sum(count^2): batch offsets to bound memory.
+    per_offset = max(int((ucount * ucount).sum()), 1)
+    per_batch = int(np.clip(_MAX_QUERIES_PER_BATCH // per_offset, 1, len(offset_keys)))
+    for b0 in range(0, len(offset_keys), per_batch):
+        okeys = offset_keys[b0 : b0 + per_batch]
+        # Neighbour cell of every occupied cell for every offset of the batch, in one search.
+        q = (ukey[None, :] + okeys[:, None]).ravel()
+        pos = np.minimum(np.searchsorted(ukey, q), n_cells - 1)
+        hit = ukey[pos] == q
+        a_cells = np.tile(cells, len(okeys))[hit]
+        b_cells = pos[hit]
+        na, nb = ucount[a_cells], ucount[b_cells]
+        m = na * nb
+        total = int(m.sum())
         if total == 0:
             continue
-        first = np.cumsum(counts) - counts
-        pi = np.repeat(np.tile(sorted_pos, len(okeys)), counts)
-        pj = np.repeat(start - first, counts) + np.arange(total, dtype=np.int64)
-        d = sx[pi] - sx[pj]
+        rep = np.repeat(np.arange(len(m), dtype=np.int64), m)
+        k = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(m) - m, m)
+        nbr = nb[rep]
+        pa = first[a_cells][rep] + k // nbr
+        pb = first[b_cells][rep] + k % nbr
+        # Inside one cell (offset 0) each unordered pair once; across cells all of them.
+        keep = (a_cells[rep] != b_cells[rep]) | (pa < pb)
+        if sg is not None:
+            # Same-body pairs are dropped before any distance is computed (rigid bodies are dense).
+            same = sg[pa] == sg[pb]
+            if selfc is not None:
+                same &= ~selfc[sg[pa]]
+            keep &= ~same
+        pa, pb = pa[keep], pb[keep]
+        d = np.take(sx, pa, axis=0) - np.take(sx, pb, axis=0)
         close = np.einsum("ij,ij->i", d, d) < cutoff2
-        out_i.append(pi[close])
-        out_j.append(pj[close])
+        out_i.append(pa[close])
+        out_j.append(pb[close])
     if not out_i:
         return empty, empty.copy()
     i = order[np.concatenate(out_i)]
     j = order[np.concatenate(out_j)]
-    if group is not None:
-        g = np.asarray(group)
-        keep = g[i] != g[j]
-        if group_self_collides is not None:
-            keep |= np.asarray(group_self_collides, dtype=bool)[g[i]]
-        i, j = i[keep], j[keep]
     return np.minimum(i, j), np.maximum(i, j)
 
 

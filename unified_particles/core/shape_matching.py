@@ -55,22 +55,26 @@ class ShapeMatching:
             (R_body (B, 3, 3), c (B, 3) weighted centre, q_c (B, 3) weighted rest centre).
         """
         b = self.n_bodies
-        xr = x[self.idx]
-        wsum = _sum_by(self.body, weight, b)
-        inv = 1.0 / wsum
-        c = _sum_by(self._flat3, (xr * weight[:, None]).ravel(), 3 * b).reshape(b, 3) * inv[:, None]
+        wx = np.take(x, self.idx, axis=0) * weight[:, None]
+        inv = 1.0 / _sum_by(self.body, weight, b)
+        c = _sum_by(self._flat3, wx.ravel(), 3 * b).reshape(b, 3) * inv[:, None]
         qc = _sum_by(self._flat3, (self.rest * weight[:, None]).ravel(), 3 * b).reshape(b, 3) * inv[:, None]
-        p = (xr - c[self.body]) * weight[:, None]
-        outer = p[:, :, None] * (self.rest - qc[self.body])[:, None, :]
+        # sum w (x - c)(q - q_c)^T = sum w x q^T - W c q_c^T: no per-particle centring needed.
+        outer = wx[:, :, None] * self.rest[:, None, :]
         a = _sum_by(self._flat9, outer.ravel(), 9 * b).reshape(b, 3, 3)
+        a -= (1.0 / inv)[:, None, None] * c[:, :, None] * qc[:, None, :]
         return polar_rotations(a), c, qc
 
     def goals(self, x: FloatArray, weight: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """(R, 3) corrections g_i - x_i toward the fitted rigid shapes, and the (B, 3, 3) rotations."""
+        """(R, 3) corrections g_i - x_i toward the fitted rigid shapes, and the (B, 3, 3) rotations.
+
+        g_i = R q_i + (c - R q_c) for the particle's body.
+        """
         rot, c, qc = self.fit(x, weight)
-        q = self.rest - qc[self.body]
-        g = np.einsum("rij,rj->ri", rot[self.body], q) + c[self.body]
-        return g - x[self.idx], rot
+        shift = c - np.einsum("bij,bj->bi", rot, qc)
+        rot_p = np.take(rot.reshape(-1, 9), self.body, axis=0).reshape(-1, 3, 3)
+        g = np.einsum("rij,rj->ri", rot_p, self.rest) + np.take(shift, self.body, axis=0)
+        return g - np.take(x, self.idx, axis=0), rot
 
 
 def _sum_by(index: IntArray, values: FloatArray, length: int) -> FloatArray:

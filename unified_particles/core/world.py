@@ -37,6 +37,7 @@ pure function in its own module (contacts, colliders, shape_matching, distance).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -53,9 +54,9 @@ from .colliders import (
     collider_corrections,
     plane_contacts,
 )
-from .contacts import COHESION_RANGE_RADII, contact_inv_mass_pairs, particle_contacts
-from .distance import DistanceConstraints, GaussSeidelSolver, bending_pairs, mesh_edges
-from .errors import SimulationInputError
+from .contacts import COHESION_RANGE_RADII, particle_contacts
+from .distance import DistanceConstraints, GaussSeidelSolver, JacobiSolver, bending_pairs, mesh_edges
+from .errors import SimulationDivergedError, SimulationInputError
 from .neighbors import find_pairs
 from .shape_matching import ShapeMatching
 
@@ -71,6 +72,8 @@ KIND_GRANULAR, KIND_RIGID, KIND_CLOTH = 0, 1, 2
 # A particle within this many radii of a contact counts as touching for the shape-matching weights:
 # resting contacts flicker on and off at exactly zero gap, and weights that flicker inject energy.
 TOUCH_TOLERANCE_RADII = 0.1
+# After a step, a particle faster than this (m/s, ~30x the speed of sound) means the solver blew up.
+DIVERGED_SPEED = 1.0e4
 
 
 @dataclass
@@ -298,7 +301,8 @@ class World:
             raise SimulationInputError(
                 f"{what} would make {total:,} particles (about {need / 1e9:.1f} GB while stepping), "
                 f"more than the memory limit of {self.memory_limit / 1e9:.1f} GB; "
-                f"use a particle radius of at least {suggested:.4g} m (now {self.radius:.4g} m) or fewer/smaller objects"
+                f"use a particle radius of at least {suggested:.4g} m (now {self.radius:.4g} m) "
+                "or fewer/smaller objects"
             )
 
     def _append(self, x: FloatArray, group_self_collides: bool, **per_particle: Any) -> tuple[IntArray, int]:
@@ -439,7 +443,7 @@ class World:
         edges = mesh_edges(f)
         bend = bending_pairs(f)
         stretch = DistanceConstraints.build(edges, v, np.full(len(edges), sc), True, n)
-        bending = DistanceConstraints.build(bend, v, np.full(len(bend), bc), True, n)
+        bending = DistanceConstraints.build(bend, v, np.full(len(bend), bc), False, n)
         for con in (stretch, bending):
             con.a = con.a + idx[0]
             con.b = con.b + idx[0]
@@ -574,9 +578,13 @@ class World:
                 cat("rigid_mass", (0,)),
                 len(self._rigid_center),
             )
+        # Rigid body number of each particle (0 for non-rigid ones, whose SDF normal is zero).
+        self._body_of_particle = np.zeros(n, np.int64)
+        if self._shape is not None:
+            self._body_of_particle[self._shape.idx] = self._shape.body
         self._stretch_all = DistanceConstraints.concatenate(self._stretch, True, n)
-        self._bend_all = DistanceConstraints.concatenate(self._bend, True, n)
-        self._solver_cache: dict[float, list[GaussSeidelSolver]] = {}
+        self._bend_all = DistanceConstraints.concatenate(self._bend, False, n)
+        self._solver_cache: dict[float, list[GaussSeidelSolver | JacobiSolver]] = {}
         self._built = True
 
     # ------------------------------------------------------------------ neighbours
@@ -588,13 +596,17 @@ class World:
     def _candidates(self, x: FloatArray) -> tuple[IntArray, IntArray]:
         """Candidate pairs within 2r + margin, rebuilt only when a particle moved > margin / 2.
 
-        Two particles each moving less than margin/2 since the build cannot have closed a gap of
-        more than the margin, so every pair that can touch now is in the list.
+        Two particles each moving less than margin/2 (relative to the common motion) since the build
+        cannot have closed a gap of more than the margin, so every pair that can touch now is listed.
         """
         if not self._any_pairs:
             return self._nb_i, self._nb_j
         if len(self._nb_ref) == len(x):
+            # Only relative motion changes which pairs are close: |d_ij| changes by at most
+            # |u_i - u_j| <= |u_i - c| + |u_j - c| for displacements u and any common shift c. With
+            # c the midrange, a block of grains falling together never triggers a rebuild.
             moved = x - self._nb_ref
+            moved -= 0.5 * (moved.min(axis=0) + moved.max(axis=0))
             if float(np.einsum("ij,ij->i", moved, moved).max(initial=0.0)) < (0.5 * self.margin) ** 2:
                 return self._nb_i, self._nb_j
         cutoff = 2.0 * self.radius + self.margin
@@ -619,13 +631,65 @@ class World:
         n = self.substeps * self.iterations
         h = dt / n
         if self.particle_count:
-            for k in range(n):
-                self._small_step(h, (k + 1) / n, dt, stabilize=k == 0)
-            self._update_rigid_frames()
+            before = self.state()  # the last good state, put back if this step blows up
+            try:
+                for k in range(n):
+                    self._small_step(h, (k + 1) / n, dt, stabilize=k == 0)
+                self._update_rigid_frames()
+            except Exception:
+                if not self._diverged_particles().any():
+                    raise  # a genuine error, not a blow-up
+            bad = self._diverged_particles()
+            if bad.any():
+                error = self._divergence_error(bad, dt)
+                self.set_state(before)
+                raise error
         for mesh in self.meshes:
             mesh._end_frame()
         self.time += dt
         self.frame += 1
+
+    def _divergence_speed(self) -> float:
+        """Speed (m/s) above which a particle has blown up: DIVERGED_SPEED or 10x max_speed if higher."""
+        limit = self.settings.max_speed
+        return DIVERGED_SPEED if not np.isfinite(limit) else max(DIVERGED_SPEED, 10.0 * float(limit))
+
+    def _diverged_particles(self) -> NDArray[np.bool_]:
+        """(N,) True where a particle is NaN/inf, faster than the divergence speed or absurdly far away."""
+        x, v = self._x, self._v
+        with np.errstate(invalid="ignore", over="ignore"):
+            slow = np.einsum("ij,ij->i", v, v) <= self._divergence_speed() ** 2
+            near = np.abs(x).max(axis=1, initial=0.0) <= geometry.MAX_COORDINATE
+        bad: NDArray[np.bool_] = ~(slow & near)  # NaN compares False: counted as bad
+        return bad
+
+    def _divergence_error(self, bad: NDArray[np.bool_], dt: float) -> SimulationDivergedError:
+        """The error for a blown-up step: which bodies, what went wrong, which settings to change."""
+        labels = [
+            body.name or f"{body.kind} {number}"
+            for number, body in enumerate(self.bodies)
+            if bad[body.indices].any()
+        ]
+        count = int(np.count_nonzero(bad))
+        x, v = self._x[bad], self._v[bad]
+        if not (np.isfinite(x).all() and np.isfinite(v).all()):
+            cause = "NaN or infinite positions"
+        elif np.abs(x).max() > geometry.MAX_COORDINATE:
+            cause = f"positions beyond {geometry.MAX_COORDINATE:g} m"
+        else:
+            cause = f"speeds above {self._divergence_speed():g} m/s"
+        shown = ", ".join(repr(label) for label in labels[:3]) + (" and others" if len(labels) > 3 else "")
+        first = repr(labels[0]) if labels else "the objects"
+        s = self.settings
+        return SimulationDivergedError(
+            f"the simulation blew up in step {self.frame + 1} (t = {self.time + dt:.4g} s): {count} "
+            f"particles of {shown or 'the world'} got {cause}; kept the last good state (before this "
+            f"step). Use more substeps (now {self.substeps}), a lower relaxation (now {s.relaxation:g}) "
+            f"or a max_speed limit (now {s.max_speed:g} m/s), and check {first} for an extreme density "
+            "or mass next to what it touches, or objects overlapping at the start",
+            tuple(labels),
+            count,
+        )
 
     def _small_step(self, h: float, alpha: float, dt_frame: float, stabilize: bool) -> None:
         """One small step of Macklin et al. 2014, Algorithm 1 (with one solver iteration)."""
@@ -670,14 +734,19 @@ class World:
             x_pred[asleep] = x[asleep]
         x[...] = x_pred
 
-    def _distance_solvers(self, h: float) -> list[GaussSeidelSolver]:
-        """Coloured bending then stretch solvers for step size h (cached: h is fixed per frame rate)."""
+    def _distance_solvers(self, h: float) -> list[GaussSeidelSolver | JacobiSolver]:
+        """Bending (Jacobi) then stretch (coloured Gauss-Seidel) solvers for step size h.
+
+        Cached: h is fixed per frame rate. Stretch goes last so the stiff constraints have the final
+        word before the velocity update.
+        """
         solvers = self._solver_cache.get(h)
         if solvers is None:
-            # Bending first, stretch last: the (much stiffer) stretch constraints get the final word.
-            solvers = [
-                GaussSeidelSolver(c, self._inv_mass, h) for c in (self._bend_all, self._stretch_all) if len(c)
-            ]
+            solvers = []
+            if len(self._bend_all):
+                solvers.append(JacobiSolver(self._bend_all, self._inv_mass, h, self.settings.relaxation))
+            if len(self._stretch_all):
+                solvers.append(GaussSeidelSolver(self._stretch_all, self._inv_mass, h))
             if len(self._solver_cache) > 8:
                 self._solver_cache.clear()
             self._solver_cache[h] = solvers
@@ -723,12 +792,10 @@ class World:
             )
             self._apply_jacobi(target, col.idx, delta, 1.0)
         if len(pair_i):
-            wi, wj = contact_inv_mass_pairs(w_contact, pair_i, pair_j, s.max_mass_ratio)
-            mu = 0.5 * (self._friction[pair_i] + self._friction[pair_j])
-            coh = 0.5 * (self._cohesion[pair_i] + self._cohesion[pair_j]) if self._has_cohesion else None
             idx, delta, near = particle_contacts(
-                target, x_prev, pair_i, pair_j, wi, wj, self.radius,
-                mu * s.static_friction_scale, mu * s.dynamic_friction_scale, coh,
+                target, x_prev, pair_i, pair_j, w_contact, self.radius, s.max_mass_ratio,
+                self._friction, s.static_friction_scale, s.dynamic_friction_scale,
+                self._cohesion if self._has_cohesion else None,
                 *self._rigid_sdf_world(), touch_tolerance=tol,
             )  # fmt: skip
             touching[near] = True
@@ -778,15 +845,18 @@ class World:
         # Relative to the lowest particle, capped so exp never overflows.
         return self._contact_inv_mass * np.exp(np.minimum(k * (height - height.min()), 50.0))
 
-    def _rigid_sdf_world(self) -> tuple[FloatArray | None, FloatArray | None]:
-        """Per-particle SDF depth and world-space SDF normal (rotated by each body's rotation)."""
+    def _rigid_sdf_world(self) -> tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None]:
+        """Per-particle SDF depth, and a function rotating the stored SDF normals to world space."""
         if self._shape is None:
             return None, None
-        normal = np.zeros_like(self._sdf_normal_local)
-        sm = self._shape
-        normal[sm.idx] = np.einsum(
-            "rij,rj->ri", self._rigid_rotation[sm.body], self._sdf_normal_local[sm.idx]
-        )
+        rotation = self._rigid_rotation
+        body_of = self._body_of_particle
+        local = self._sdf_normal_local
+
+        def normal(idx: IntArray) -> FloatArray:
+            # Non-rigid particles have a zero local normal, so any rotation gives zero.
+            return np.asarray(np.einsum("kij,kj->ki", rotation[body_of[idx]], local[idx]), dtype=np.float64)
+
         return self._sdf_depth, normal
 
     def _rigid_goals(self, x: FloatArray, touching: NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
