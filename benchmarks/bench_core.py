@@ -54,7 +54,11 @@ def granular_scene() -> World:
     return w
 
 
-SCENES: dict[str, Callable[[], World]] = {"cloth": cloth_scene, "rigid": rigid_scene, "granular": granular_scene}
+SCENES: dict[str, Callable[[], World]] = {
+    "cloth": cloth_scene,
+    "rigid": rigid_scene,
+    "granular": granular_scene,
+}
 
 
 def time_scene(make: Callable[[], World], frames: int, cpu: bool = False) -> tuple[float, float, int]:
@@ -76,7 +80,9 @@ def time_scene(make: Callable[[], World], frames: int, cpu: bool = False) -> tup
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--frames", type=int, default=48)
     parser.add_argument("--scene", choices=sorted(SCENES), action="append")
     parser.add_argument("--cpu", action="store_true", help="process CPU time instead of wall time")
@@ -84,7 +90,10 @@ def main() -> None:
     kind = "CPU" if args.cpu else "wall"
     for name in args.scene or list(SCENES):
         ms, build, n = time_scene(SCENES[name], args.frames, args.cpu)
-        print(f"{name:9s} {n:6d} particles  {ms:8.2f} ms/frame {kind} (median of {args.frames})  build {build:.2f} s")
+        print(
+            f"{name:9s} {n:6d} particles  {ms:8.2f} ms/frame {kind} "
+            f"(median of {args.frames})  build {build:.2f} s"
+        )
 
 
 if __name__ == "__main__":

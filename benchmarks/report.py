@@ -254,7 +254,8 @@ def markdown(run: dict, png_rel: str) -> str:
         "",
         f"- CPU: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB RAM; {m['os']}",
         f"- Python {m['python']}, NumPy {m['numpy']}, Blender {m['bpy']} (bpy from PyPI), pypbd {m['pypbd']}",
-        f"- Date: {m['date']}; commit {m['git'] or '(uncommitted)'}; load average at start {m['load']}",
+        f"- Date: {m['date']}; commit {m['git'] or '(uncommitted)'}; load average (1, 5, 15 min) at start "
+        f"{m['load']}, at end {m.get('load_end', '?')}",
         "- The machine is shared with other work (2 cores): medians are used to damp the noise, and the "
         "ratios come from the same run, but absolute figures can move by tens of percent between runs.",
         "",
@@ -367,7 +368,9 @@ _METHOD = f"""## Method
   the sphere as a static rigid body with a signed distance field, contact tolerance 0.015 m (Blender
   cloth's default collision distance, about our particle radius). One 1/24 s step per frame split into 5
   substeps with the library's default of 1 solver iteration each (the issue's configuration: the ratio
-  target is against this run), plus a 20-iteration run as a quality reference. At a 1/24 s frame this
+  target is against this run), plus a 20-iteration run as a quality reference. pypbd uses its OpenMP
+  threads with `OMP_WAIT_POLICY=PASSIVE` (its default busy-waiting swung its times by 10x while other
+  processes used the cores). At a 1/24 s frame this
   configuration does not hold the cloth (see the quality columns); its time is still the reference.
   Bullet bodies count as one "particle" each in the table.
 - S5 (the demo scene) runs once a builder exists: a `build_world()` returning a core `World` (or

@@ -38,6 +38,13 @@ class Job:
     module: str
     args: list[str]
     timeout: float
+    env: dict[str, str] | None = None
+
+
+# pypbd parallelises with OpenMP; its default busy-waiting threads made its times swing by 10x on this
+# shared 2-core machine (other processes take the cores the spinning threads wait for). Passive waiting
+# keeps both threads and gives steady figures.
+PYPBD_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
 def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_1m: int) -> list[Job]:
@@ -47,13 +54,14 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
     if peers:
         out += [
             Job("S1", "Blender cloth", "benchmarks.peers_blender", ["S1", *fr], 900),
-            Job("S1", "pypbd", "benchmarks.peers_pypbd", ["S1", *fr, "--substeps", "5"], 600),
+            Job("S1", "pypbd", "benchmarks.peers_pypbd", ["S1", *fr, "--substeps", "5"], 600, PYPBD_ENV),
             Job(
                 "S1",
                 "pypbd (20 iterations)",
                 "benchmarks.peers_pypbd",
                 ["S1", *fr, "--substeps", "5", "--iterations", "20"],
                 600,
+                PYPBD_ENV,
             ),
             Job("S2", "Bullet rigid", "benchmarks.peers_blender", ["S2", *fr], 600),
             Job("S3", "Bullet spheres", "benchmarks.peers_blender", ["S3", *fr], 900),
@@ -84,6 +92,7 @@ def run_job(job: Job) -> dict:
     cmd = [sys.executable, "-m", job.module, *job.args]
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(job.env or {})
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=job.timeout)
@@ -132,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(res)
         print(report.one_line(res), flush=True)
 
+    machine["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     run = {"quick": args.quick, "machine": machine, "results": results}
     if not args.quick and not args.no_profile:
         missed = sorted(

@@ -330,7 +330,8 @@ def test_clear_on_a_baked_object_removes_its_bake_output(bpy_clean: ModuleType, 
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "clear.blend"))
     assert run_op(bpy, "bake") == {"FINISHED"}
     rigid, cloth = objs["rigid_keys"], objs["cloth_pc2"]
-    assert rigid.animation_data is not None and rigid.animation_data.action is not None
+    assert rigid.animation_data is not None
+    assert rigid.animation_data.action is not None
     assert any(m.type == "MESH_CACHE" for m in cloth.modifiers)
 
     assert run_op(bpy, "clear", rigid, cloth) == {"FINISHED"}

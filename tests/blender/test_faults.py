@@ -245,6 +245,11 @@ def test_missing_cache_folder_is_created_and_a_file_in_the_way_is_reported(
     assert not scene.unified_particles_bake.is_baking
     assert [m.type for m in objs["cloth"].modifiers] == []  # nothing half-applied
     assert blocker.read_text() == "not a folder"
+    # A read-only folder (not reproducible here: tests run as root) is reported the same way.
+    bake = module("blender.bake")
+    for code in (errno.EACCES, errno.EROFS):
+        message = bake._error_message(OSError(code, "Permission denied", "/srv/shots/cache"))
+        assert message.startswith("No permission to write /srv/shots/cache: choose another Cache Folder")
 
 
 def test_full_disk_keeps_the_previous_bake_and_says_the_disk_is_full(
@@ -259,6 +264,7 @@ def test_full_disk_keeps_the_previous_bake_and_says_the_disk_is_full(
     reference = pc2_bytes(folder)
     scene.frame_set(4)
     shown = evaluated_local(bpy, objs["cloth"])
+    shown_cube = matrix(objs["cube"])
 
     writer = module("blender.cachefiles").PC2Writer
     original = writer.write
@@ -271,21 +277,45 @@ def test_full_disk_keeps_the_previous_bake_and_says_the_disk_is_full(
         original(self, points)
 
     monkeypatch.setattr(writer, "write", full_disk)
-    objs["cloth"].unified_particles.friction = 0.9  # the user changes something and bakes again
+    scene.unified_particles.substeps = 3  # the user changes something and bakes again
+
+    def keeps_previous_bake() -> None:
+        state = scene.unified_particles_bake
+        assert "disk is full" in state.error
+        assert state.baked
+        assert not state.is_baking
+        assert pc2_bytes(folder) == reference
+        assert [m.type for m in objs["cloth"].modifiers] == ["MESH_CACHE"]
+        scene.frame_set(4)
+        np.testing.assert_array_equal(evaluated_local(bpy, objs["cloth"]), shown)
+        np.testing.assert_array_equal(matrix(objs["cube"]), shown_cube)
+
+    # The disk fills up while frames are written ...
     with pytest.raises(RuntimeError, match="The disk is full") as info:
         run_op(bpy, "bake")
     assert "previous bake is unchanged" in str(info.value)
-    state = scene.unified_particles_bake
-    assert "disk is full" in state.error
-    assert state.baked
-    assert not state.is_baking
-    assert pc2_bytes(folder) == reference
-    scene.frame_set(4)
-    np.testing.assert_array_equal(evaluated_local(bpy, objs["cloth"]), shown)
+    keeps_previous_bake()
 
-    monkeypatch.setattr(writer, "write", original)  # space freed: baking again works
-    assert run_op(bpy, "bake") == {"FINISHED"}
-    assert state.error == ""
+    # ... or at the very end, when only the small sidecar files are left to write.
+    monkeypatch.setattr(writer, "write", original)
+    cachefiles = module("blender.cachefiles")
+    write_json = cachefiles.write_json
+
+    def no_room_for_sidecars(path: Any, data: Any) -> None:
+        if Path(path).name != "progress.json":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        write_json(path, data)
+
+    monkeypatch.setattr(cachefiles, "write_json", no_room_for_sidecars)
+    with pytest.raises(RuntimeError, match=r"The disk is full.*previous bake is unchanged"):
+        run_op(bpy, "bake")
+    keeps_previous_bake()
+
+    monkeypatch.setattr(cachefiles, "write_json", write_json)  # space freed: baking again works
+    module("blender.bake").bake_scene(scene)
+    assert scene.unified_particles_bake.error == ""
+    assert pc2_bytes(folder) != reference  # the new settings are baked
+    assert module("blender.bake").check_bake(scene) == []
 
 
 def test_deleted_caches_and_changed_topology_are_reported_on_open(

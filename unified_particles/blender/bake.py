@@ -1157,6 +1157,30 @@ class BakeJob:
             raise RuntimeError("finish() before the last frame")
         self._done = True
         scene, state = self.scene, self.scene.unified_particles_bake
+        # The sidecars are the only new disk space needed from here on: write them into the staging folder
+        # before anything is replaced, so a full disk now keeps the previous bake, exactly like a cancel.
+        bake_id = cf.new_uid()
+        sidecars: list[tuple[Path, Path]] = []
+        try:
+            for target in self.targets:
+                sidecar = cf.make_sidecar(
+                    uid=target.uid,
+                    kind=target.kind,
+                    output=target.output,
+                    frame_start=self.frame_start,
+                    frame_end=self.frame_end,
+                    n_points=target.n_points,
+                    settings=self.settings_hash,
+                    object_name=target.obj.name,
+                    extra={"bake_id": bake_id, "blender": bpy.app.version_string},
+                )
+                staged = cf.cache_file(self.staging, target.uid, ".json")
+                cf.write_json(staged, sidecar)
+                sidecars.append((staged, cf.cache_file(self.folder, target.uid, ".json")))
+        except BaseException as exc:
+            self._done = False
+            self.cancel(error=_error_message(exc))
+            raise
         try:
             self._close_source()
             self._restore_objects()
@@ -1170,21 +1194,10 @@ class BakeJob:
             for target in self.targets:
                 assert target.writer is not None
                 target.writer.close(commit=True)
-            bake_id = cf.new_uid()
             for target in self.targets:
                 self._apply(target)
-                sidecar = cf.make_sidecar(
-                    uid=target.uid,
-                    kind=target.kind,
-                    output=target.output,
-                    frame_start=self.frame_start,
-                    frame_end=self.frame_end,
-                    n_points=target.n_points,
-                    settings=self.settings_hash,
-                    object_name=target.obj.name,
-                    extra={"bake_id": bake_id, "blender": bpy.app.version_string},
-                )
-                cf.write_json(cf.cache_file(self.folder, target.uid, ".json"), sidecar)
+            for staged, final in sidecars:
+                os.replace(staged, final)
             # Files of the previous bake that this bake did not overwrite.
             new_files = {cf.cache_file(self.folder, t.uid, ".json") for t in self.targets}
             new_files |= {
@@ -1346,7 +1359,7 @@ def _os_error_message(exc: OSError) -> str:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return (
             f"The disk is full (writing {where}). Free some space or choose a Cache Folder on another "
-            "disk, then bake again: it continues where it stopped. The previous bake is unchanged"
+            "disk, then bake again. The previous bake is unchanged"
         )
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return f"No permission to write {where}: choose another Cache Folder (Bake panel) and bake again"

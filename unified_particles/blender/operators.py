@@ -9,6 +9,7 @@ returns ``{'CANCELLED'}`` without changing anything, and can be undone.
 from __future__ import annotations
 
 import bpy
+import numpy as np
 from bpy.props import EnumProperty
 
 from . import bake, granular, mesh_io, simulation
@@ -62,7 +63,8 @@ def _geometry_problem(obj: bpy.types.Object, context: bpy.types.Context) -> str 
     from ..core import SimulationInputError
     from ..core.geometry import as_vertices
 
-    vertices, _ = _world_mesh(obj, context)
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN/inf input is reported just below
+        vertices, _ = _world_mesh(obj, context)
     if len(vertices) == 0:
         return f"{obj.name!r} has no vertices: add geometry to it or select another object"
     try:

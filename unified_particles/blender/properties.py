@@ -139,6 +139,9 @@ def _invalidate_all(self: Any, context: bpy.types.Context) -> None:
     simulation.invalidate(scene, None)
 
 
+_BLEND_RELATIVE_PATH = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 0) else set()
+
+
 class UNIFIED_PARTICLES_PG_scene(bpy.types.PropertyGroup):
     particle_radius: FloatProperty(  # type: ignore[valid-type]
         name="Particle Radius",
@@ -174,6 +177,9 @@ class UNIFIED_PARTICLES_PG_scene(bpy.types.PropertyGroup):
         description="Folder for bake caches, relative to the .blend file",
         default="//unified_particles_cache/",
         subtype="DIR_PATH",
+        # Without this flag Blender 4.5+ warns that "//" (relative to the .blend) is not supported;
+        # 4.2-4.4 do not know the flag and accept "//" anyway.
+        options=_BLEND_RELATIVE_PATH,
     )
     cache_memory_limit: IntProperty(  # type: ignore[valid-type]
         name="Memory Limit",

@@ -93,25 +93,29 @@ def find_pairs(
         hit = ukey[pos] == q
         a_cells = np.tile(cells, len(okeys))[hit]
         b_cells = pos[hit]
-        na, nb = ucount[a_cells], ucount[b_cells]
-        m = na * nb
-        total = int(m.sum())
+        own = a_cells == b_cells  # offset 0: a cell with itself
+        # Level 1: one row per particle of cell a.
+        na = ucount[a_cells]
+        rows = np.repeat(np.arange(len(na), dtype=np.int64), na)
+        a_local = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(na) - na, na)
+        pa_row = first[a_cells][rows] + a_local
+        # Level 2: its partners in cell b; inside its own cell only the later ones (each pair once).
+        own_r = own[rows]
+        nb_r = ucount[b_cells][rows]
+        start = np.where(own_r, pa_row + 1, first[b_cells][rows])
+        count = np.where(own_r, nb_r - a_local - 1, nb_r)
+        total = int(count.sum())
         if total == 0:
             continue
-        rep = np.repeat(np.arange(len(m), dtype=np.int64), m)
-        k = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(m) - m, m)
-        nbr = nb[rep]
-        pa = first[a_cells][rep] + k // nbr
-        pb = first[b_cells][rep] + k % nbr
-        # Inside one cell (offset 0) each unordered pair once; across cells all of them.
-        keep = (a_cells[rep] != b_cells[rep]) | (pa < pb)
+        pa = np.repeat(pa_row, count)
+        pb = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(total, dtype=np.int64)
         if sg is not None:
             # Same-body pairs are dropped before any distance is computed (rigid bodies are dense).
-            same = sg[pa] == sg[pb]
+            ga = sg[pa]
+            keep = ga != sg[pb]
             if selfc is not None:
-                same &= ~selfc[sg[pa]]
-            keep &= ~same
-        pa, pb = pa[keep], pb[keep]
+                keep |= selfc[ga]
+            pa, pb = pa[keep], pb[keep]
         d = np.take(sx, pa, axis=0) - np.take(sx, pb, axis=0)
         close = np.einsum("ij,ij->i", d, d) < cutoff2
         out_i.append(pa[close])
