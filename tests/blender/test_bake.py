@@ -335,7 +335,8 @@ def test_clear_on_a_baked_object_removes_its_bake_output(bpy_clean: ModuleType, 
     assert any(m.type == "MESH_CACHE" for m in cloth.modifiers)
 
     assert run_op(bpy, "clear", rigid, cloth) == {"FINISHED"}
-    assert rigid.unified_particles.role == "NONE" and cloth.unified_particles.role == "NONE"
+    assert rigid.unified_particles.role == "NONE"
+    assert cloth.unified_particles.role == "NONE"
     assert rigid.animation_data is None or rigid.animation_data.action is None
     assert not any(m.type == "MESH_CACHE" for m in cloth.modifiers)
     scene = objs["scene"]

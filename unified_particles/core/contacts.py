@@ -43,6 +43,9 @@ def contact_inv_mass_pairs(
 FACE_NORMAL_COS = 0.8
 # ... and within 60 degrees when the other particle is not rigid.
 FACE_NORMAL_COS_ONE_SIDED = 0.8
+import os
+FLIP_DEPTH = float(os.environ.get('UP_FLIPD', '0'))
+if os.environ.get('UP_FACE'): FACE_NORMAL_COS = float(os.environ['UP_FACE'])
 
 
 def _rigid_normals(
@@ -84,7 +87,7 @@ def _rigid_normals(
     one_sided = ~(np.isfinite(di) & np.isfinite(dj))
     face = rigid & ~deep & (best_dot > np.where(one_sided, FACE_NORMAL_COS_ONE_SIDED, FACE_NORMAL_COS))
     dot_s = np.where(use_i, dot_i, dot_j)
-    flip = rigid & ~deep & ~face & (dot_s < 0.0)
+    flip = rigid & ~deep & ~face & (dot_s < 0.0) & (one_sided | (c < -FLIP_DEPTH * radius))
     out = np.where(deep[:, None], n_shallow, n)
     out = np.where(face[:, None], best, out)
     out = np.where(flip[:, None], n - 2.0 * dot_s[:, None] * n_shallow, out)

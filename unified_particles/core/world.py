@@ -72,7 +72,6 @@ KIND_GRANULAR, KIND_RIGID, KIND_CLOTH = 0, 1, 2
 # A particle within this many radii of a contact counts as touching for the shape-matching weights:
 # resting contacts flicker on and off at exactly zero gap, and weights that flicker inject energy.
 TOUCH_TOLERANCE_RADII = 0.1
-PARTICLE_CONTACTS_WEIGH = bool(int(os.environ.get("UP_PCW", "0")))
 # After a step, a particle faster than this (m/s, ~30x the speed of sound) means the solver blew up.
 DIVERGED_SPEED = 1.0e4
 
@@ -251,6 +250,8 @@ class World:
         self._bend: list[DistanceConstraints] = []
         self._rigid_rotation = np.zeros((0, 3, 3))
         self._rigid_center = np.zeros((0, 3))
+        # Touching particles per rigid body in the last small step (for effective contact masses).
+        self._rigid_touch_count = np.zeros(0)
         self._built = False
         self._reset_neighbors()
 
@@ -579,6 +580,11 @@ class World:
                 cat("rigid_mass", (0,)),
                 len(self._rigid_center),
             )
+        self._rigid_body_mass = np.array([b.mass for b in self.bodies if isinstance(b, RigidBody)])
+        if len(self._rigid_touch_count) != len(self._rigid_body_mass):
+            self._rigid_touch_count = np.concatenate(
+                [self._rigid_touch_count, np.zeros(len(self._rigid_body_mass) - len(self._rigid_touch_count))]
+            )
         # Rigid body number of each particle (0 for non-rigid ones, whose SDF normal is zero).
         self._body_of_particle = np.zeros(n, np.int64)
         if self._shape is not None:
@@ -799,7 +805,7 @@ class World:
                 self._cohesion if self._has_cohesion else None,
                 *self._rigid_sdf_world(), touch_tolerance=tol,
             )  # fmt: skip
-            touching[near] = touching[near] | PARTICLE_CONTACTS_WEIGH
+            touching[near] = True
             if len(idx):
                 self._apply_pair_jacobi(target, idx, delta, s.relaxation)
         return target - x_pred, touching, col
@@ -837,14 +843,32 @@ class World:
         x += np.bincount(flat, weights=weighted.ravel(), minlength=3 * n).reshape(n, 3)
 
     def _scaled_contact_inv_mass(self, x_pred: FloatArray) -> FloatArray:
-        """Contact inverse masses w* = w exp(k height) (paper Sec. 4.3, m* = m exp(-k h))."""
+        """Contact inverse masses: rigid particles' effective mass, then shock propagation.
+
+        Rigid particles: shape matching weighs a touching particle (1 + W) times its mass m, so a
+        correction on it moves its body by m (1 + W) / (M + W m n) of it (M body mass, n touching
+        particles of the body, from the previous small step). Giving the contact the effective mass
+        m_c = M m (1 + W) / (M + W m n) makes the body's momentum change equal the partner's: the
+        weighting keeps friction from being averaged away without breaking momentum conservation.
+
+        Shock propagation (paper Sec. 4.3): w* = w exp(k height), m* = m exp(-k height).
+        """
+        w = self._contact_inv_mass
+        sm = self._shape
+        if sm is not None:
+            big_w = self.settings.rigid_contact_weight
+            n_touch = self._rigid_touch_count[sm.body]
+            body_mass = self._rigid_body_mass[sm.body]
+            factor = (body_mass + big_w * sm.mass * n_touch) / (body_mass * (1.0 + big_w))
+            w = w.copy()
+            w[sm.idx] *= factor
         k = self.settings.shock_propagation
         g = float(np.linalg.norm(self.gravity))
         if k <= 0.0 or g == 0.0 or not self._any_pairs:
-            return self._contact_inv_mass
+            return w
         height = np.einsum("ij,j->i", x_pred, -self.gravity / g)
         # Relative to the lowest particle, capped so exp never overflows.
-        return self._contact_inv_mass * np.exp(np.minimum(k * (height - height.min()), 50.0))
+        return w * np.exp(np.minimum(k * (height - height.min()), 50.0))
 
     def _rigid_sdf_world(self) -> tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None]:
         """Per-particle SDF depth, and a function rotating the stored SDF normals to world space."""
@@ -868,6 +892,11 @@ class World:
         return sm.goals(x, weight)
 
     def _solve_shape_matching(self, x_pred: FloatArray, touching: NDArray[np.bool_]) -> None:
+        sm = self._shape
+        assert sm is not None
+        self._rigid_touch_count = np.bincount(
+            sm.body, weights=touching[sm.idx].astype(np.float64), minlength=sm.n_bodies
+        )
         delta, self._rigid_rotation = self._rigid_goals(x_pred, touching)
         # One goal per particle, so no averaging; applied fully to keep the body rigid.
         x_pred[self._shape.idx] += delta  # type: ignore[union-attr]
@@ -916,6 +945,7 @@ class World:
             "velocities": self._v.copy(),
             "rigid_rotation": self._rigid_rotation.copy(),
             "rigid_center": self._rigid_center.copy(),
+            "rigid_touch_count": self._rigid_touch_count.copy(),
             "neighbor_i": self._nb_i.copy(),
             "neighbor_j": self._nb_j.copy(),
             "neighbor_reference": self._nb_ref.copy(),
@@ -931,6 +961,7 @@ class World:
             v = np.asarray(snapshot["velocities"], dtype=np.float64)
             rot = np.asarray(snapshot["rigid_rotation"], dtype=np.float64)
             center = np.asarray(snapshot["rigid_center"], dtype=np.float64)
+            touch = np.asarray(snapshot["rigid_touch_count"], dtype=np.float64)
             ct = np.asarray(snapshot["collider_transform"], dtype=np.float64)
             cs = np.asarray(snapshot["collider_frame_start"], dtype=np.float64)
             nb = (
@@ -953,6 +984,9 @@ class World:
         self._x[...] = x
         self._v[...] = v
         self._rigid_rotation, self._rigid_center = rot.copy(), center.copy()
+        if touch.shape != center.shape[:1]:
+            raise SimulationInputError("snapshot has a different number of rigid bodies")
+        self._rigid_touch_count = touch.copy()
         self._nb_i, self._nb_j, self._nb_ref = nb[0].copy(), nb[1].copy(), nb[2].copy()
         for mesh, m, m0 in zip(self.meshes, ct, cs, strict=True):
             mesh.set_transform(m)
