@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import cProfile
 import json
+import os
 import pstats
 import resource
 import statistics
@@ -62,6 +63,18 @@ def enable_profile() -> None:
     _PROFILER[0] = cProfile.Profile()
 
 
+def _main_caller(stats: dict, callers: dict, depth: int = 6) -> str | None:
+    """The first caller outside NumPy's own Python code, following the heaviest caller upwards."""
+    while callers and depth > 0:
+        key, _ = max(callers.items(), key=lambda kv: kv[1][2])
+        cf, cl, cfunc = key
+        if f"{os.sep}numpy{os.sep}" not in cf:
+            return f"{cfunc}, {Path(cf).name}:{cl}"
+        callers = stats.get(key, (0, 0, 0, 0, {}))[4]
+        depth -= 1
+    return None
+
+
 def profile_top(frames: int, n: int = 12) -> list[dict]:
     """The n functions with the most own time inside the timed steps: name, ms per frame, share."""
     prof = _PROFILER[0]
@@ -70,10 +83,17 @@ def profile_top(frames: int, n: int = 12) -> list[dict]:
     st = pstats.Stats(prof)
     rows = []
     total = 0.0
-    for (file, line, func), (_cc, _nc, tt, _ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+    for (file, line, func), (_cc, _nc, tt, _ct, callers) in st.stats.items():  # type: ignore[attr-defined]
         total += tt
-        where = f"{Path(file).name}:{line}" if file != "~" else "built-in"
-        rows.append((tt, f"{func} ({where})", _nc))
+        if file == "~":
+            # a NumPy/C built-in: name the Python function that spent most of this time in it
+            name = func.replace("<method '", "").replace("<built-in method ", "").split("'")[0].rstrip(">")
+            origin = _main_caller(st.stats, callers)  # type: ignore[attr-defined]
+            if origin:
+                name = f"{name} (mostly from {origin})"
+        else:
+            name = f"{func} ({Path(file).name}:{line})"
+        rows.append((tt, name, _nc))
     rows.sort(reverse=True)
     return [
         {

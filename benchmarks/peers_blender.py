@@ -12,7 +12,9 @@ the N timed frames. Prints one JSON result line (see common.py).
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -25,6 +27,7 @@ from benchmarks.common import emit, peak_rss_mb, result, time_frames
 
 def _import_bpy():
     tmp = tempfile.mkdtemp(prefix="up_bench_bpy_")
+    atexit.register(shutil.rmtree, tmp, True)
     os.environ["BLENDER_USER_RESOURCES"] = tmp
     os.environ["XDG_CACHE_HOME"] = tmp
     import bpy

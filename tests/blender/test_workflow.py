@@ -169,6 +169,28 @@ def test_keyframed_collider_lifts_a_rigid_body(bpy_clean: ModuleType) -> None:
     np.testing.assert_array_equal(matrix(box), jumped)
 
 
+def test_keyframed_flat_plate_stays_a_moving_mesh_collider(bpy_clean: ModuleType) -> None:
+    """A flat mesh that moves must not become a static infinite plane: it lifts what rests on it."""
+    bpy = bpy_clean
+    scene = small_scene(bpy, radius=0.1)
+    ground = add_plane(bpy)
+    run_op(bpy, "make_collider", ground)
+    assert ground.unified_particles.collider_shape == "PLANE"  # static ground: infinite plane
+    plate = add_plane(bpy, size=2.0, location=(0, 0, 0.3))
+    plate.keyframe_insert("location", frame=1)
+    plate.location.z = 1.3
+    plate.keyframe_insert("location", frame=13)
+    run_op(bpy, "make_collider", plate)
+    assert plate.unified_particles.collider_shape == "MESH"
+    box = add_cube(bpy, size=0.6, location=(0, 0, 0.8))
+    run_op(bpy, "make_rigid", box)
+    for frame in range(1, 17):
+        scene.frame_set(frame)
+    # The plate rose 1 m; the box rides on it: its centre about half its size above the plate.
+    assert not scene.unified_particles.last_error, scene.unified_particles.last_error
+    assert matrix(box)[2, 3] > 1.3 + 0.2, matrix(box)[2, 3]
+
+
 def test_setting_change_invalidates_from_the_current_frame(bpy_clean: ModuleType) -> None:
     bpy = bpy_clean
     scene = small_scene(bpy, radius=0.1)
@@ -362,6 +384,9 @@ def test_panels_draw_every_setting(bpy_clean: ModuleType) -> None:
         assert name in props
     assert "op:unified_particles.apply_preset" in drawn
     assert "op:unified_particles.make_granular" in drawn
+    # The Cache and Bake panel holds the bake buttons and each role's bake output, once.
+    assert drawn.count("op:unified_particles.bake") == 5  # one per role drawn
+    assert {"cloth_output", "rigid_output"} <= props
     assert {p.bl_parent_id for p in panels.classes if hasattr(p, "bl_parent_id")} >= {
         "UNIFIED_PARTICLES_PT_main"
     }

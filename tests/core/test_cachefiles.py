@@ -234,3 +234,11 @@ def test_snapshots_refuse_objects(tmp_path: Path) -> None:
         np.savez(handle, __meta__=np.array("{}"), x=np.array([{"a": 1}], dtype=object))
     with pytest.raises(cf.CacheError):
         cf.load_snapshot(tmp_path / "evil.npz")
+
+
+def test_atomic_files_get_the_permissions_of_a_plain_open(tmp_path: Path) -> None:
+    """Caches on shared farm storage must be readable by other users, not 0600 like mkstemp's files."""
+    plain = tmp_path / "plain.json"
+    plain.write_text("{}")
+    cf.write_json(tmp_path / "sidecar.json", {"frames": 1})
+    assert (tmp_path / "sidecar.json").stat().st_mode & 0o777 == plain.stat().st_mode & 0o777

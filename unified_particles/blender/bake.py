@@ -1565,66 +1565,11 @@ class UNIFIED_PARTICLES_OT_free_bake(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class UNIFIED_PARTICLES_PT_bake(bpy.types.Panel):
-    """Bake status of the scene and the bake output of the active object (in the add-on's sidebar tab)."""
-
-    bl_label = "Bake"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "Unified Particles"
-    bl_order = 100
-
-    def draw(self, context: bpy.types.Context) -> None:
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        scene = context.scene
-        state = scene.unified_particles_bake
-        obj = context.object
-        if obj is not None:
-            source = getattr(obj.unified_particles, "source_object", None)
-            role = _role(source if source is not None else obj)
-            if role == "CLOTH":
-                layout.prop(obj.unified_particles_bake, "cloth_output", text="Bake To")
-            elif role == "RIGID":
-                layout.prop(obj.unified_particles_bake, "rigid_output", text="Bake To")
-            elif role == "GRANULAR":
-                layout.label(text="Grains bake to a point cache", icon="PARTICLES")
-        row = layout.row(align=True)
-        row.operator("unified_particles.bake", icon="REC")
-        row.operator("unified_particles.free_bake", icon="TRASH")
-        if state.is_baking:
-            layout.label(text="Baking...", icon="TIME")
-        elif state.baked:
-            layout.label(text=f"Baked frames {state.frame_start}-{state.frame_end}", icon="CHECKMARK")
-            if state.outdated:
-                layout.label(text="Outdated: settings changed since the bake", icon="ERROR")
-        for text, icon, alert in ((state.status, "INFO", False), (state.error, "ERROR", True)):
-            if text:
-                box = layout.box()
-                box.alert = alert
-                for line in _wrap(text, 40):
-                    box.label(text=line, icon=icon)
-                    icon = "BLANK1"
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    lines, line = [], ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    return [*lines, line] if line else lines
-
-
 classes = (
     UNIFIED_PARTICLES_PG_object_bake,
     UNIFIED_PARTICLES_PG_scene_bake,
     UNIFIED_PARTICLES_OT_bake,
     UNIFIED_PARTICLES_OT_free_bake,
-    UNIFIED_PARTICLES_PT_bake,
 )
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 

@@ -101,6 +101,12 @@ def _json_default(value: Any) -> Any:
 # Atomic writes
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[Any]]:
     """Write ``path`` through a temporary file in the same folder, moved into place on success only.
@@ -115,6 +121,9 @@ def atomic_file(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[A
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates 0600; give the file the permissions a plain open() would (umask applied),
+        # so other users of a shared farm folder can read the cache.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):

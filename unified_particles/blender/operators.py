@@ -215,8 +215,11 @@ class UNIFIED_PARTICLES_OT_make_collider(_MakeOperator):
 
     def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
         vertices, _ = _world_mesh(obj, context)
-        # A flat mesh (a ground plane) has no inside for a distance volume: use an infinite plane.
-        obj.unified_particles.collider_shape = "PLANE" if _is_flat(vertices) else "MESH"
+        # A static flat mesh (a ground plane) has no inside for a distance volume: use an infinite
+        # plane. Infinite planes are static, so a flat mesh that moves (keyframes, parent,
+        # constraints, drivers) stays a mesh collider and follows its animation.
+        moves = obj.animation_data is not None or obj.parent is not None or len(obj.constraints) > 0
+        obj.unified_particles.collider_shape = "PLANE" if _is_flat(vertices) and not moves else "MESH"
         super().setup_object(context, obj)
 
 

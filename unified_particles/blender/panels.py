@@ -155,11 +155,7 @@ class UNIFIED_PARTICLES_PT_cache(_SidebarPanel, bpy.types.Panel):
         if settings.is_baked:
             box.label(text="Baked: live simulation is off", icon="CHECKMARK")
 
-        row = layout.row(align=True)
-        if hasattr(bpy.types, "UNIFIED_PARTICLES_OT_bake"):
-            row.operator("unified_particles.bake", icon="REC")
-        if hasattr(bpy.types, "UNIFIED_PARTICLES_OT_free_bake"):
-            row.operator("unified_particles.free_bake", icon="TRASH")
+        _draw_bake(layout, context)
 
         if settings.last_error:
             err = layout.box()
@@ -167,6 +163,40 @@ class UNIFIED_PARTICLES_PT_cache(_SidebarPanel, bpy.types.Panel):
             err.label(text="Last error:", icon="ERROR")
             for chunk in _wrap(settings.last_error, 40):
                 err.label(text=chunk)
+
+
+def _draw_bake(layout: bpy.types.UILayout, context: bpy.types.Context) -> None:
+    """Bake output of the active object, the bake buttons and the bake's status."""
+    scene = context.scene
+    state = getattr(scene, "unified_particles_bake", None)
+    if state is None:  # the bake module is not registered
+        return
+    obj = context.object
+    if obj is not None:
+        source = obj.unified_particles.source_object
+        role = (source if source is not None else obj).unified_particles.role
+        if role == "CLOTH":
+            layout.prop(obj.unified_particles_bake, "cloth_output", text="Bake To")
+        elif role == "RIGID":
+            layout.prop(obj.unified_particles_bake, "rigid_output", text="Bake To")
+        elif role == "GRANULAR":
+            layout.label(text="Grains bake to a point cache", icon="PARTICLES")
+    row = layout.row(align=True)
+    row.operator("unified_particles.bake", icon="REC")
+    row.operator("unified_particles.free_bake", icon="TRASH")
+    if state.is_baking:
+        layout.label(text="Baking...", icon="TIME")
+    elif state.baked:
+        layout.label(text=f"Baked frames {state.frame_start}-{state.frame_end}", icon="CHECKMARK")
+        if state.outdated:
+            layout.label(text="Outdated: settings changed since the bake", icon="ERROR")
+    for text, icon, alert in ((state.status, "INFO", False), (state.error, "ERROR", True)):
+        if text:
+            box = layout.box()
+            box.alert = alert
+            for line in _wrap(text, 40):
+                box.label(text=line, icon=icon)
+                icon = "BLANK1"
 
 
 def _wrap(text: str, width: int) -> list[str]:

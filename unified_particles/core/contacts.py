@@ -39,13 +39,16 @@ def contact_inv_mass_pairs(
     return wi, wj
 
 
-# A face normal replaces the particle-pair direction when they are closer than ~37 degrees.
-FACE_NORMAL_COS = 0.8
-# ... and within 60 degrees when the other particle is not rigid.
+# A face normal replaces the particle-pair direction between two rigid bodies when they are closer
+# than ~26 degrees (wider cones let the arbitrary gradients at box edges push sideways: energy) ...
+FACE_NORMAL_COS = 0.9
+# ... and within ~37 degrees when the other particle is not rigid (cloth pushed sideways opens
+# holes a heavy body falls through).
 FACE_NORMAL_COS_ONE_SIDED = 0.8
-import os
-FLIP_DEPTH = float(os.environ.get('UP_FLIPD', '0'))
-if os.environ.get('UP_FACE'): FACE_NORMAL_COS = float(os.environ['UP_FACE'])
+# Between two rigid bodies the boundary reflection applies only to overlaps deeper than this many
+# radii: applied to every grazing contact, the ambiguous SDF gradients at box edges and corners
+# turned it into a source of energy that kept a pile of boxes tumbling.
+FLIP_DEPTH = 0.2
 
 
 def _rigid_normals(
@@ -71,7 +74,8 @@ def _rigid_normals(
       out instead of like a bumpy layer of spheres (which pushes stacked boxes sideways into the
       "valleys" until the stack falls).
     * Otherwise the pair direction, reflected when it points into the shallower particle's body
-      (paper's boundary rule).
+      (paper's boundary rule) -- between two rigid bodies only for overlaps deeper than
+      ``FLIP_DEPTH`` radii.
     """
     use_i = di <= dj
     cand_i = np.where(np.isfinite(di)[:, None], -gi, 0.0)
@@ -82,8 +86,7 @@ def _rigid_normals(
     dot_j = np.einsum("ij,ij->i", n, cand_j)
     best = np.where((dot_i >= dot_j)[:, None], cand_i, cand_j)
     best_dot = np.maximum(dot_i, dot_j)
-    # Against a non-rigid partner (cloth, grain) the face normal applies over a wider cone: thin
-    # cloth pushed sideways opens holes a heavy body falls through.
+    # Against a non-rigid partner (cloth, grain) the face normal applies over a wider cone.
     one_sided = ~(np.isfinite(di) & np.isfinite(dj))
     face = rigid & ~deep & (best_dot > np.where(one_sided, FACE_NORMAL_COS_ONE_SIDED, FACE_NORMAL_COS))
     dot_s = np.where(use_i, dot_i, dot_j)

@@ -386,6 +386,7 @@ class World:
         p["rigid_mass"].append(np.full(n, m_particle))
         self._rigid_rotation = np.concatenate([self._rigid_rotation, np.eye(3)[None]])
         self._rigid_center = np.concatenate([self._rigid_center, center[None]])
+        self._rigid_touch_count = np.concatenate([self._rigid_touch_count, [0.0]])
         body = RigidBody(self, idx, group, name, number, total, center)
         self.bodies.append(body)
         return body
@@ -581,10 +582,6 @@ class World:
                 len(self._rigid_center),
             )
         self._rigid_body_mass = np.array([b.mass for b in self.bodies if isinstance(b, RigidBody)])
-        if len(self._rigid_touch_count) != len(self._rigid_body_mass):
-            self._rigid_touch_count = np.concatenate(
-                [self._rigid_touch_count, np.zeros(len(self._rigid_body_mass) - len(self._rigid_touch_count))]
-            )
         # Rigid body number of each particle (0 for non-rigid ones, whose SDF normal is zero).
         self._body_of_particle = np.zeros(n, np.int64)
         if self._shape is not None:
@@ -894,8 +891,9 @@ class World:
     def _solve_shape_matching(self, x_pred: FloatArray, touching: NDArray[np.bool_]) -> None:
         sm = self._shape
         assert sm is not None
-        self._rigid_touch_count = np.bincount(
-            sm.body, weights=touching[sm.idx].astype(np.float64), minlength=sm.n_bodies
+        self._rigid_touch_count = np.asarray(
+            np.bincount(sm.body, weights=touching[sm.idx].astype(np.float64), minlength=sm.n_bodies),
+            dtype=np.float64,
         )
         delta, self._rigid_rotation = self._rigid_goals(x_pred, touching)
         # One goal per particle, so no averaging; applied fully to keep the body rigid.
