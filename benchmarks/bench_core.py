@@ -5,7 +5,8 @@ S1 cloth: 65 x 65 vertices, 2 m square, dropped onto a sphere collider of radius
 S2 rigid pile: 125 cubes of 0.5 m, 3 x 3 x 3 particles each, dropped in a 5 x 5 x 5 block.
 S3 granular pile: 1000 grains of radius 5 cm dropped as a 10 x 10 x 10 block.
 
-Usage: ``python benchmarks/bench_core.py [--frames 48] [--scene cloth|rigid|granular] [--cpu]``.
+Usage: ``python -m benchmarks.bench_core [--frames 48] [--scene cloth|rigid|granular] [--cpu]``
+(from the repository root).
 Default World settings (substeps=4, iterations=4) throughout.
 """
 

@@ -49,7 +49,8 @@ def run(frames: int) -> dict:
     base = peak_rss_mb()
     unified_particles.register()
     spec = importlib.util.spec_from_file_location("up_make_demo", DEMO_SCRIPT)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"cannot load {DEMO_SCRIPT}")
     demo = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(demo)
 

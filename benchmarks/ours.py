@@ -1,6 +1,8 @@
 """Our solver (unified_particles.core) on one standard scene, in its own process so peak memory is per scene.
 
-    python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M|S5 [--frames N]
+    python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M [--frames N] [--budget S] [--profile]
+
+S5 (the demo scene, through Blender and the add-on) is benchmarks/demo_s5.py.
 
 Each frame is one ``World.step(1 / 24)``, timed alone; quality figures are read after the timed call.
 Prints one JSON result line (see common.py). Solver settings per scene are in SETTINGS below (World
@@ -10,7 +12,6 @@ defaults unless a scene needs a particle radius of its own).
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import time
 
@@ -27,10 +28,6 @@ SETTINGS: dict[str, dict] = {
     "S3": {"radius": scenes.S3_RADIUS},
     "S4": {"radius": scenes.S3_RADIUS},
 }
-
-# S5 hook: the demo scene (issue 7). The first importable module here that has ``build_world()`` is used;
-# it returns a core World, or (World, frames). Until one exists, S5 is skipped with a note.
-DEMO_BUILDERS = ("unified_particles.demo", "demo.scene", "demo")
 
 
 def _world(**kw):
@@ -173,52 +170,6 @@ def _grains(scene: str, points: np.ndarray, frames: int) -> dict:
     )
 
 
-def find_demo_builder():
-    for mod in DEMO_BUILDERS:
-        try:
-            m = importlib.import_module(mod)
-        except ImportError:
-            continue
-        fn = getattr(m, "build_world", None)
-        if callable(fn):
-            return mod, fn
-    return None, None
-
-
-def run_s5(frames: int) -> dict:
-    mod, fn = find_demo_builder()
-    if fn is None:
-        return {
-            "scene": "S5",
-            "solver": "ours",
-            "skipped": "no demo scene builder yet ("
-            + ", ".join(f"{m}.build_world" for m in DEMO_BUILDERS)
-            + ")",
-        }
-    base = peak_rss_mb()
-    t0 = time.perf_counter()
-    built = fn()
-    w, n = built if isinstance(built, tuple) else (built, frames)
-    build_s = time.perf_counter() - t0
-    tr = scenes.Tracker()
-
-    def measure(_f):
-        tr.lowest(float(np.asarray(w.positions)[:, 2].min()))
-
-    times = time_frames(lambda f: w.step(1.0 / scenes.FPS), measure, int(n))
-    return result(
-        "S5",
-        "ours",
-        times,
-        particles=len(w.positions),
-        constraints=_count_constraints(w, None),
-        quality=tr.as_dict(),
-        base_rss_mb=base,
-        build_s=build_s,
-        notes=f"demo scene from {mod}.build_world",
-    )
-
-
 def run(scene: str, frames: int) -> dict:
     if scene == "S1":
         return run_s1(frames)
@@ -228,12 +179,10 @@ def run(scene: str, frames: int) -> dict:
         return _grains("S3", scenes.s3_points(), frames)
     if scene.startswith("S4-"):
         return _grains(scene, scenes.s4_points(scene[3:]), frames)
-    if scene == "S5":
-        return run_s5(frames)
     raise SystemExit(f"unknown scene {scene}")
 
 
-SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S5")
+SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M")
 
 
 def main(argv=None) -> int:

@@ -15,6 +15,47 @@ from benchmarks import scenes
 ROOT = Path(__file__).resolve().parent.parent
 # Hand-written history of what each optimisation bought; copied verbatim into docs/performance.md.
 OPT_LOG = ROOT / "benchmarks" / "optimization_log.md"
+# One row per full `make bench` run (appended by benchmarks/run.py), copied into docs/performance.md.
+HISTORY = ROOT / "benchmarks" / "history.md"
+HISTORY_HEADER = [
+    "## Benchmark history (full runs, our solver, median ms/frame)",
+    "",
+    "Appended by every full `make bench`; the load average tells how busy the shared machine was.",
+    "",
+    "| Date (UTC) | Commit | Load | S1 | S2 | S3 | S4 10k | S4 100k | S4 1M | S5 | S1 stretch "
+    "| Blender cloth | pypbd | Bullet S2 | Bullet S3 |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+]
+
+
+def history_row(run: dict) -> str:
+    m = run["machine"]
+
+    def ms(scene, solver="ours"):
+        v = _ms(run, scene, solver)
+        return "-" if v is None else f"{v:.0f}" if v >= 100 else f"{v:.1f}"
+
+    o1 = _get(run, "S1", "ours")
+    st = "-" if o1 is None else f"{o1['quality']['max_stretch']:.0%}"
+    cells = [
+        m["date"].replace(" UTC", ""),
+        m["git"] or "-",
+        m["load"].split()[0],
+        *(ms(k) for k in ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S5")),
+        st,
+        ms("S1", "Blender cloth"),
+        ms("S1", "pypbd"),
+        ms("S2", "Bullet rigid"),
+        ms("S3", "Bullet spheres"),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def append_history(run: dict) -> None:
+    lines = HISTORY.read_text().rstrip("\n").splitlines() if HISTORY.exists() else list(HISTORY_HEADER)
+    lines.append(history_row(run))
+    HISTORY.write_text("\n".join(lines) + "\n")
+
 
 PENETRATION_TOL = 1e-3  # m: "no penetration" means no cloth vertex deeper than 1 mm inside the sphere mesh
 SCENE_TITLES = {
@@ -295,6 +336,8 @@ def markdown(run: dict, png_rel: str) -> str:
     L += _missed(run)
     L += _profiles(run)
     L += ["", _METHOD, ""]
+    if HISTORY.exists():
+        L += [HISTORY.read_text().rstrip(), ""]
     if OPT_LOG.exists():
         L += [OPT_LOG.read_text().rstrip(), ""]
     return "\n".join(L)
@@ -420,8 +463,11 @@ _METHOD = f"""## Method
   processes used the cores). At a 1/24 s frame this configuration does not hold the cloth (see the
   quality columns); its time is still the reference.
   Bullet bodies count as one "particle" each in the table.
-- S5 (the demo scene) runs once a builder exists: a `build_world()` returning a core `World` (or
-  `(World, frames)`) in one of the modules listed in `benchmarks/ours.py` (`DEMO_BUILDERS`)."""
+- S5 is the `make demo` scene (docs/demo/make_demo.py: a pinned cloth hammock, two crates and a Suzanne,
+  a block of sand, posts and ground as colliders), built by the demo's own `build_scene` through the
+  add-on's operators and played in Blender: time per frame = `scene.frame_set(f)`, i.e. the add-on's
+  frame handler stepping the World once and writing back to the objects (the notes give `World.step`
+  alone), with the demo's own solver settings."""
 
 
 # --------------------------------------------------------------------------------------------------------

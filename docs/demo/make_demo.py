@@ -118,13 +118,13 @@ def build_scene(frames: int) -> dict[str, Any]:
     run("make_collider", *posts)
 
     # Vertex spacing 2.2 m / 44 = 5 cm < one particle diameter (7 cm): no gaps for particles to pass.
-    columns, rows = 44, 20
+    columns, rows = 44, 28
     bpy.ops.mesh.primitive_grid_add(
         x_subdivisions=columns, y_subdivisions=rows, size=1.0, location=(0, 0, 1.2)
     )
     hammock = active()
     hammock.name = "Hammock"
-    hammock.scale = (2.2, 1.0, 1.0)
+    hammock.scale = (2.2, 1.4, 1.0)
     bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
     xs = [v.co.x for v in hammock.data.vertices]
     pins = hammock.vertex_groups.new(name="Pins")
@@ -151,7 +151,7 @@ def build_scene(frames: int) -> dict[str, Any]:
     bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.05, 0.0, 3.6))
     sand = active()
     sand.name = "Sand"
-    sand.scale = (0.45, 0.3, 0.35)
+    sand.scale = (0.55, 0.35, 0.35)
     bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
     assign(sand, material("Sand", (0.86, 0.72, 0.45), 0.95))
     run("make_granular", sand)

@@ -122,3 +122,28 @@ def test_no_restitution_by_default() -> None:
         w.step(1.0 / 24.0)
     assert w.positions[0, 2] == pytest.approx(r, abs=1e-4)
     assert abs(w.velocities[0, 2]) < 1e-6
+
+
+def test_damping_is_exponential_and_max_speed_clamps() -> None:
+    # v(t) = v0 exp(-c t) exactly: each small step multiplies by exp(-c h).
+    w = World(radius=0.05, gravity=(0, 0, 0), damping=2.0)
+    w.add_granular([[0.0, 0.0, 0.0]])
+    w.velocities[0] = [3.0, 0.0, 0.0]
+    for _ in range(12):
+        w.step(1.0 / 24.0)
+    assert w.velocities[0, 0] == pytest.approx(3.0 * np.exp(-2.0 * 0.5), rel=1e-12)
+    fast = World(radius=0.05, max_speed=2.0)
+    fast.add_granular([[0.0, 0.0, 100.0]])
+    for _ in range(24):
+        fast.step(1.0 / 24.0)
+    assert np.linalg.norm(fast.velocities[0]) == pytest.approx(2.0, rel=1e-12)
+
+
+def test_sleep_threshold_freezes_slow_particles_only() -> None:
+    w = World(radius=0.05, gravity=(0, 0, 0), sleep_threshold=0.1)
+    w.add_granular([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    w.velocities[0] = [0.05, 0.0, 0.0]
+    w.velocities[1] = [0.5, 0.0, 0.0]
+    w.step(1.0 / 24.0)
+    np.testing.assert_array_equal(w.positions[0], [0.0, 0.0, 0.0])
+    assert w.positions[1, 0] == pytest.approx(1.0 + 0.5 / 24.0)

@@ -238,6 +238,7 @@ class MeshCollider:
         self._dist_flat = np.asarray(vol.distance, dtype=np.float64).reshape(-1)
         self._grad_flat = np.asarray(vol.gradient, dtype=np.float64).reshape(-1, 3)
         self._pose_cache: dict[bytes, tuple[FloatArray, FloatArray]] = {}
+        self._near_cache: tuple[FloatArray, IntArray, float] | None = None
         self._scale = s
         pad = 2.0 * self.radius
         self._lo, self._hi = lo - pad, hi + pad
@@ -282,8 +283,9 @@ class MeshCollider:
         else:
             r, t = r1, t1
         q = np.einsum("ij,jk->ik", x - t, r)
-        near = np.flatnonzero(np.all((q >= self._lo) & (q <= self._hi), axis=1))
-        idx, depth, normal_local = self._query_contacts(q, near, self.radius + tolerance)
+        reach = self.radius + tolerance
+        near = self._near_points(q, reach, cacheable=not moving)
+        idx, depth, normal_local = self._query_contacts(q, near, reach)
         ql = q[idx]
         normal = np.einsum("ij,kj->ik", normal_local, r)
         if moving and dt_frame > 0.0:
@@ -292,6 +294,40 @@ class MeshCollider:
             velocity = np.zeros_like(normal)
         friction = np.full(idx.shape, self.friction)
         return ColliderContacts(idx, normal, depth, velocity, friction)
+
+    def _near_points(self, q: FloatArray, reach: float, cacheable: bool) -> IntArray:
+        """Indices of points that may be within ``reach`` of the surface (a superset, sorted).
+
+        For a collider at rest the set is computed with an extra margin of one radius and reused
+        while no point moved more than that margin since: most small steps then skip the bounding
+        box and coarse SDF tests over all particles. Reuse cannot change results (the exact test
+        follows), so the cache is not part of the world's state.
+        """
+        margin = self.radius
+        cache = self._near_cache
+        if cacheable and cache is not None and cache[0].shape == q.shape and cache[2] == reach:
+            moved = q - cache[0]
+            if float(np.einsum("ij,ij->i", moved, moved).max(initial=0.0)) < margin * margin:
+                return cache[1]
+        inside = np.all((q >= self._lo - margin) & (q <= self._hi + margin), axis=1)
+        near = np.flatnonzero(inside)
+        near = near[self._coarse_distance(q[near]) < reach + margin]
+        self._near_cache = (q.copy(), near, reach) if cacheable else None
+        return near
+
+    def _coarse_distance(self, p: FloatArray) -> FloatArray:
+        """A lower bound of the trilinear SDF at points ``p`` (local frame), from the nearest node.
+
+        The trilinear value mixes the cell's 8 corners, none more than sqrt(3) cells from the
+        nearest node, so it is >= node value - sqrt(3) cell.
+        """
+        vol = self._sdf
+        shape = np.array(vol.distance.shape, dtype=np.int64)  # type: ignore[attr-defined]
+        strides = np.array([shape[1] * shape[2], shape[2], 1], dtype=np.int64)
+        cell = float(vol.cell_size)  # type: ignore[attr-defined]
+        uc = np.clip((p - vol.origin) / cell, 0.0, (shape - 1).astype(np.float64))  # type: ignore[attr-defined]
+        node = np.einsum("ij,j->i", np.rint(uc).astype(np.int64), strides)
+        return np.asarray(self._dist_flat.take(node) - 1.7321 * cell, dtype=np.float64)
 
     def _query_contacts(
         self, q: FloatArray, near: IntArray, reach: float
@@ -310,14 +346,6 @@ class MeshCollider:
         cell = float(vol.cell_size)  # type: ignore[attr-defined]
         u = (q[near] - vol.origin) / cell  # type: ignore[attr-defined]
         uc = np.clip(u, 0.0, (shape - 1).astype(np.float64))
-        # Cheap rejection: the trilinear value is a mix of the cell's corners, none of which is more
-        # than sqrt(3) cells from the nearest node, so it is >= node value - sqrt(3) cell. Most
-        # particles (cloth hanging free, grains in the air) stop here after one lookup.
-        node = np.einsum("ij,j->i", np.rint(uc).astype(np.int64), strides)
-        maybe = np.flatnonzero(self._dist_flat.take(node) < reach + 1.7321 * cell)
-        near, u, uc = near[maybe], u[maybe], uc[maybe]
-        if near.size == 0:
-            return np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 3))
         p = q[near]
         base = np.minimum(np.floor(uc).astype(np.int64), shape - 2)
         f = uc - base
