@@ -28,6 +28,11 @@ from bpy.props import (
     StringProperty,
 )
 
+from ..core.world import SolverSettings
+
+# The solver's own defaults, so the sidebar and the Python API cannot drift apart.
+_DEFAULTS = SolverSettings()
+
 ROLES = [
     ("NONE", "None", "Not simulated"),
     ("RIGID", "Rigid", "Rigid body made of particles"),
@@ -197,7 +202,7 @@ class UNIFIED_PARTICLES_PG_scene(bpy.types.PropertyGroup):
     stabilization_iterations: IntProperty(  # type: ignore[valid-type]
         name="Stabilization Iterations",
         description="Contact-only iterations per step that remove initial overlap without adding energy",
-        default=1,
+        default=_DEFAULTS.stabilization_iterations,
         min=0,
         max=32,
         update=_invalidate,
@@ -205,7 +210,7 @@ class UNIFIED_PARTICLES_PG_scene(bpy.types.PropertyGroup):
     relaxation: FloatProperty(  # type: ignore[valid-type]
         name="Relaxation",
         description="Over-relaxation factor of the averaged (Jacobi) constraint corrections",
-        default=1.5,
+        default=_DEFAULTS.relaxation,
         min=0.1,
         max=2.0,
         update=_invalidate,
@@ -213,7 +218,7 @@ class UNIFIED_PARTICLES_PG_scene(bpy.types.PropertyGroup):
     shock_propagation: FloatProperty(  # type: ignore[valid-type]
         name="Shock Propagation",
         description="Mass scaling with height in contacts (1/m); helps tall stacks rest, 0 turns it off",
-        default=0.5,
+        default=_DEFAULTS.shock_propagation,
         min=0.0,
         max=100.0,
         soft_max=10.0,
@@ -222,7 +227,7 @@ class UNIFIED_PARTICLES_PG_scene(bpy.types.PropertyGroup):
     sleep_threshold: FloatProperty(  # type: ignore[valid-type]
         name="Sleep Threshold",
         description="Particles slower than this stop moving (m/s); 0 turns sleeping off",
-        default=0.0,
+        default=_DEFAULTS.sleep_threshold,
         min=0.0,
         max=10.0,
         unit="VELOCITY",
@@ -240,7 +245,7 @@ class UNIFIED_PARTICLES_PG_scene(bpy.types.PropertyGroup):
     damping: FloatProperty(  # type: ignore[valid-type]
         name="Damping",
         description="Velocity damping rate (air drag), 1/s: speeds decay as exp(-damping * time); 0 is none",
-        default=0.0,
+        default=_DEFAULTS.damping,
         min=0.0,
         max=100.0,
         soft_max=10.0,
@@ -249,7 +254,7 @@ class UNIFIED_PARTICLES_PG_scene(bpy.types.PropertyGroup):
     restitution: FloatProperty(  # type: ignore[valid-type]
         name="Restitution",
         description="Bounciness of contacts with colliders: 0 no bounce, 1 perfectly elastic",
-        default=0.0,
+        default=_DEFAULTS.restitution,
         min=0.0,
         max=1.0,
         subtype="FACTOR",
