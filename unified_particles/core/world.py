@@ -855,8 +855,9 @@ class World:
         cloth: 600-1300 of the 1287 grains and both crates went through the cloth's interior; twice
         the substeps only slowed it down). Here the cloth counts as immovable (its position is the
         stretch solve's answer) and only the other side moves out, so the step ends with the load on
-        the cloth and the velocity update sees it stopped. The first pass keeps its mass-ratio split, so a heavier
-        load still pushes the cloth further down. No friction here (the first pass applied it).
+        the cloth and the velocity update sees it stopped. The first pass keeps its mass-ratio split,
+        so a heavier load still pushes the cloth further down. No friction here (the first pass
+        applied it).
         """
         mixed = self._is_cloth[pair_i] != self._is_cloth[pair_j]
         if not mixed.any():
