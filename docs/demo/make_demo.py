@@ -112,7 +112,7 @@ def build_scene(frames: int) -> dict[str, Any]:
     # Two posts (colliders) and a hammock between them, pinned along both short edges.
     wood = material("Wood", (0.45, 0.28, 0.14), 0.7)
     posts = []
-    for x in (-1.15, 1.15):
+    for x in (-1.2, 1.2):  # just outside the pinned edges (x = +-1.1) so the posts never push a pin
         bpy.ops.mesh.primitive_cylinder_add(radius=0.08, depth=1.3, location=(x, 0, 0.65), vertices=16)
         posts.append(assign(active(), wood))
     run("make_collider", *posts)
@@ -274,6 +274,9 @@ def main() -> None:
     render_video(mp4)
     bpy.context.scene.render.filepath = "//render/"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    backup = blend.with_suffix(".blend1")  # Blender's save backup: not one of the outputs
+    if backup.exists():
+        backup.unlink()
     say(f"done in {time.perf_counter() - started:.0f} s:\n  {blend}\n  {mp4}\n  {png}")
 
 

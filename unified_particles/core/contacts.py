@@ -15,8 +15,9 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-# A rigid particle whose centre lies deeper than this many radii inside its own body is "interior": its
-# stored SDF gradient, not the particle-pair direction, tells which way to separate (paper Sec. 5.1).
+# A rigid particle whose centre lies deeper than this many radii below its body's outermost particle layer
+# (see World.add_rigid) is "interior": its stored SDF gradient, not the particle-pair direction, tells
+# which way to separate (paper Sec. 5.1).
 DEEP_SDF_RADII = 1.75
 # Cohesion acts on pairs whose gap (surface to surface) is below this many radii.
 COHESION_RANGE_RADII = 0.5
@@ -127,8 +128,8 @@ def particle_contacts(
     mu is the mean of the two particles' coefficients times the static/dynamic scale.
 
     Rigid particles (paper Sec. 5.1): ``sdf_depth`` is the distance of each particle's centre below its
-    own body's surface (+inf for non-rigid particles) and ``sdf_normal`` the body's outward SDF gradient
-    in world space; see :func:`_rigid_normals`.
+    body's outermost particle layer (+inf for non-rigid particles) and ``sdf_normal`` the body's outward
+    SDF gradient in world space; see :func:`_rigid_normals`.
 
     Cohesion: pairs with 0 < gap < 0.5 r are pulled together by the mean ``cohesion`` (0..1) times
     the gap.
@@ -146,7 +147,8 @@ def particle_contacts(
         friction: (N,) Coulomb coefficient per particle, or None for no friction.
         static_scale, dynamic_scale: multipliers of mu for sticking and sliding.
         cohesion: (N,) cohesion strength per particle in [0, 1], or None.
-        sdf_depth: (N,) depth of the particle below its body surface, metres (+inf if not rigid).
+        sdf_depth: (N,) depth of the particle below its body's outermost particle layer, metres
+            (+inf if not rigid).
         sdf_normal: function giving, for particle indices, the unit outward normal (K, 3) of each
             particle's body at the particle, world frame (evaluated for touching pairs only).
         touch_tolerance: pairs with a gap below this (metres) count as touching.

@@ -387,6 +387,14 @@ class World:
         total = m_particle * n
         number = len(self._rigid_center)
         center = pts.mean(axis=0)
+        # Depth below the body's outermost particle layer, not below the mesh: the contacts treat a
+        # particle deeper than 1.75 r as interior (its SDF normal replaces the pair direction). A
+        # coarsely filled body can have its outer layer that deep in the mesh (a 0.2 m box at
+        # r = 3.5 cm is 8 particles 6.5 cm inside), and then every contact on it pushed along an
+        # arbitrary face normal: grains landing on such a box were shoved sideways, not up, by the
+        # whole overlap in every iteration and shot it and themselves away at 10-20 m/s.
+        depth = np.maximum(-np.asarray(s.sdf, dtype=np.float64), 0.0)
+        depth -= depth.min()
         idx, group = self._append(
             pts,
             False,
@@ -397,7 +405,7 @@ class World:
             contact_inv_mass=1.0 / m_particle,
             kind=KIND_RIGID,
             friction=friction,
-            sdf_depth=np.maximum(-np.asarray(s.sdf, dtype=np.float64), 0.0),
+            sdf_depth=depth,
             sdf_normal=np.asarray(s.sdf_gradient, dtype=np.float64),
         )
         p = self._parts
@@ -816,7 +824,11 @@ class World:
         col = self._collider_contacts(target, alpha, dt_frame, tol)
         if len(col.idx):
             touching[col.idx] = True
-            active = col.depth > 0.0
+            # Pinned particles (zero inverse mass) never move: a collider must not push them either.
+            # It did: a post collider touching a hammock's pinned edge shoved one pin inwards, and with
+            # no gravity or contact to stop it the pin then slid across the scene at constant speed,
+            # pulling a 1.2 m ridge of cloth through the hammock that tipped the loads off its side.
+            active = (col.depth > 0.0) & self._dynamic[col.idx, 0]
             if not active.all():
                 col = ColliderContacts(
                     col.idx[active],
