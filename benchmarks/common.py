@@ -68,7 +68,7 @@ def _main_caller(stats: dict, callers: dict, depth: int = 6) -> str | None:
     while callers and depth > 0:
         key, _ = max(callers.items(), key=lambda kv: kv[1][2])
         cf, cl, cfunc = key
-        if f"{os.sep}numpy{os.sep}" not in cf:
+        if cf != "~" and f"{os.sep}numpy{os.sep}" not in cf:
             return f"{cfunc}, {Path(cf).name}:{cl}"
         callers = stats.get(key, (0, 0, 0, 0, {}))[4]
         depth -= 1

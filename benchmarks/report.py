@@ -458,9 +458,10 @@ _METHOD = f"""## Method
   the sphere as a static rigid body with a signed distance field, contact tolerance 0.015 m (Blender
   cloth's default collision distance, about our particle radius). One 1/24 s step per frame split into 5
   substeps with the library's default of 1 solver iteration each (the issue's configuration: the ratio
-  target is against this run), plus a 20-iteration run as a quality reference. pypbd uses its OpenMP
-  threads with `OMP_WAIT_POLICY=PASSIVE` (its default busy-waiting swung its times by 10x while other
-  processes used the cores). At a 1/24 s frame this configuration does not hold the cloth (see the
+  target is against this run), plus a 20-iteration run as a quality reference. pypbd runs its OpenMP
+  threads twice, with the default (busy) and with passive waiting (`OMP_WAIT_POLICY=PASSIVE`), and the
+  faster median counts: busy waiting is faster on an idle machine but swung its times by 10x while other
+  processes used the cores. At a 1/24 s frame this configuration does not hold the cloth (see the
   quality columns); its time is still the reference.
   Bullet bodies count as one "particle" each in the table.
 - S5 is the `make demo` scene (docs/demo/make_demo.py: a pinned cloth hammock, two crates and a Suzanne,

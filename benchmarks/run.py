@@ -42,10 +42,11 @@ class Job:
     env: dict[str, str] | None = None
 
 
-# pypbd parallelises with OpenMP; its default busy-waiting threads made its times swing by 10x on this
-# shared 2-core machine (other processes take the cores the spinning threads wait for). Passive waiting
-# keeps both threads and gives steady figures.
+# pypbd parallelises with OpenMP. Its default busy-waiting threads are fastest on an idle machine but
+# swung its times by 10x while other work used the cores; passive waiting is steadier but slower when
+# idle. Each pypbd run is done both ways and the faster median counts (the peer's best case).
 PYPBD_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
+PYPBD_VARIANTS: tuple[dict[str, str], ...] = ({}, PYPBD_ENV)
 
 
 def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_1m: int) -> list[Job]:
@@ -91,6 +92,25 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
 
 
 def run_job(job: Job) -> dict:
+    if job.module == "benchmarks.peers_pypbd" and job.env == PYPBD_ENV:
+        runs = [
+            _run_job(Job(job.scene, job.solver, job.module, job.args, job.timeout, env))
+            for env in PYPBD_VARIANTS
+        ]
+        ok = [r for r in runs if r.get("ms_per_frame") is not None]
+        if not ok:
+            return runs[0]
+        best = min(ok, key=lambda r: r["ms_per_frame"])
+        both = ", ".join(
+            f"{'passive' if r is runs[1] else 'default (busy)'} waiting {r['ms_per_frame']:.1f} ms"
+            for r in ok
+        )
+        best["notes"] += f"; OpenMP {both}: the faster counts"
+        return best
+    return _run_job(job)
+
+
+def _run_job(job: Job) -> dict:
     if job.module == "benchmarks.demo_s5" and not demo_s5.DEMO_SCRIPT.is_file():
         rel = demo_s5.DEMO_SCRIPT.relative_to(ROOT)
         return {"scene": job.scene, "solver": job.solver, "skipped": f"no demo scene yet ({rel} not found)"}
