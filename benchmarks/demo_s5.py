@@ -45,6 +45,7 @@ def run(frames: int) -> dict:
 
     import unified_particles
     from unified_particles.blender import simulation
+    from unified_particles.blender.rna import context_scene
 
     base = peak_rss_mb()
     unified_particles.register()
@@ -56,7 +57,7 @@ def run(frames: int) -> dict:
 
     t0 = time.perf_counter()
     demo.build_scene(frames + 1)
-    scene = bpy.context.scene
+    scene = context_scene(bpy.context)
     scene.frame_set(1)  # builds the World from the objects
     sim = simulation.find_simulation(scene)
     if sim is None or sim.world is None:

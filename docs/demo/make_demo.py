@@ -113,7 +113,7 @@ def build_scene(frames: int) -> dict[str, Any]:
     wood = material("Wood", (0.45, 0.28, 0.14), 0.7)
     posts = []
     for x in (-1.2, 1.2):  # just outside the pinned edges (x = +-1.1) so the posts never push a pin
-        bpy.ops.mesh.primitive_cylinder_add(radius=0.08, depth=1.3, location=(x, 0, 0.65), vertices=16)
+        bpy.ops.mesh.primitive_cylinder_add(radius=0.08, depth=1.5, location=(x, 0, 0.75), vertices=16)
         posts.append(assign(active(), wood))
     run("make_collider", *posts)
 
@@ -126,6 +126,11 @@ def build_scene(frames: int) -> dict[str, Any]:
     hammock.name = "Hammock"
     hammock.scale = (2.2, 1.4, 1.0)
     bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
+    # Hung with slack and raised long edges, as a real hammock: the rest shape is a shallow dish
+    # (the cloth's rest lengths come from it), so loads settle in the middle instead of rolling out.
+    for v in hammock.data.vertices:
+        u, w = v.co.x / 1.1, v.co.y / 0.7
+        v.co.z = -0.3 * (1.0 - u * u) + 0.22 * w * w
     xs = [v.co.x for v in hammock.data.vertices]
     pins = hammock.vertex_groups.new(name="Pins")
     pins.add([v.index for v in hammock.data.vertices if abs(abs(v.co.x) - max(xs)) < 1e-6], 1.0, "REPLACE")

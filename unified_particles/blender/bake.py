@@ -38,7 +38,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import bpy
 import numpy as np
@@ -46,6 +46,18 @@ from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
 
 from . import cachefiles as cf
+from .rna import (
+    OperatorResult,
+    as_type,
+    context_scene,
+    mesh_of,
+    object_bake,
+    object_settings,
+    register_classes,
+    scene_bake,
+    scene_settings,
+    unregister_classes,
+)
 
 BAKED_ROLES = ("RIGID", "CLOTH", "GRANULAR")
 MODIFIER_NAME = "Unified Particles Bake"
@@ -142,14 +154,14 @@ def _read_positions(mesh: bpy.types.Mesh) -> np.ndarray:
     n = len(mesh.vertices)
     flat = np.empty(n * 3, dtype=np.float32)
     if n:
-        mesh.attributes["position"].data.foreach_get("vector", flat)
+        as_type(mesh.attributes["position"], bpy.types.FloatVectorAttribute).data.foreach_get("vector", flat)
     return flat.reshape(n, 3)
 
 
 def _write_positions(mesh: bpy.types.Mesh, positions: np.ndarray) -> None:
     flat = np.ascontiguousarray(positions, dtype=np.float32).reshape(-1)
     if flat.size:
-        mesh.attributes["position"].data.foreach_set("vector", flat)
+        as_type(mesh.attributes["position"], bpy.types.FloatVectorAttribute).data.foreach_set("vector", flat)
     mesh.update()
 
 
@@ -187,8 +199,9 @@ def _ensure_fcurve(action: bpy.types.Action, id_data: Any, data_path: str, index
     """The F-curve of ``data_path[index]`` in ``action`` (already assigned to ``id_data``)."""
     if hasattr(action, "fcurve_ensure_for_datablock"):  # Blender 4.4+ (slotted actions); 5.0 only has this
         return action.fcurve_ensure_for_datablock(id_data, data_path, index=index)
-    fcurve = action.fcurves.find(data_path, index=index)
-    return fcurve if fcurve is not None else action.fcurves.new(data_path, index=index)
+    legacy: Any = action  # Blender < 4.4: Action.fcurves (gone in 5.0, so not in the stubs)
+    fcurve = legacy.fcurves.find(data_path, index=index)
+    return fcurve if fcurve is not None else legacy.fcurves.new(data_path, index=index)
 
 
 def _find_fcurve(action: bpy.types.Action, id_data: Any, data_path: str, index: int = 0) -> Any:
@@ -284,7 +297,7 @@ def _role(obj: bpy.types.Object) -> str:
 
 def bake_output(obj: bpy.types.Object) -> str:
     """The output this object's next bake writes (by role and its choice)."""
-    role, choice = _role(obj), obj.unified_particles_bake
+    role, choice = _role(obj), object_bake(obj)
     if role == "CLOTH":
         return str(choice.cloth_output)
     if role == "RIGID":
@@ -295,8 +308,8 @@ def bake_output(obj: bpy.types.Object) -> str:
 def current_settings_hash(scene: bpy.types.Scene, frame_start: int, frame_end: int) -> str:
     """Hash of every setting that changes a bake: solver, gravity, fps, frames, objects and outputs."""
     settings: dict[str, Any] = {
-        "scene": _group_values(scene.unified_particles),
-        "gravity": list(scene.gravity) if scene.use_gravity else [0.0, 0.0, 0.0],
+        "scene": _group_values(scene_settings(scene)),
+        "gravity": list(scene.gravity[:]) if scene.use_gravity else [0.0, 0.0, 0.0],
         "fps": [scene.render.fps, scene.render.fps_base],
         "frames": [int(frame_start), int(frame_end)],
     }
@@ -305,8 +318,8 @@ def current_settings_hash(scene: bpy.types.Scene, frame_start: int, frame_end: i
         role = _role(obj)
         if role == "NONE":
             continue
-        key = obj.unified_particles_bake.uid or obj.name
-        entry = {"id": key, "object": _group_values(obj.unified_particles)}
+        key = object_bake(obj).uid or obj.name
+        entry = {"id": key, "object": _group_values(object_settings(obj))}
         if role in BAKED_ROLES:
             entry["output"] = bake_output(obj)
         objects.append(entry)
@@ -316,7 +329,7 @@ def current_settings_hash(scene: bpy.types.Scene, frame_start: int, frame_end: i
 
 def cache_folder(scene: bpy.types.Scene) -> tuple[Path, str, str]:
     """(absolute folder, path for Blender data (relative to the .blend if possible), warning or '')."""
-    setting = scene.unified_particles.cache_directory or "//unified_particles_cache/"
+    setting = scene_settings(scene).cache_directory or "//unified_particles_cache/"
     warning = ""
     if setting.startswith("//") and not bpy.data.filepath:
         folder = Path(tempfile.gettempdir()) / "unified_particles_cache" / ensure_scene_uid(scene)
@@ -338,7 +351,7 @@ def _blend_path(blend_folder: str, name: str) -> str:
 
 
 def ensure_scene_uid(scene: bpy.types.Scene) -> str:
-    state = scene.unified_particles_bake
+    state = scene_bake(scene)
     if not state.uid:
         state.uid = cf.new_uid()
     return str(state.uid)
@@ -350,8 +363,8 @@ def _ensure_object_uids(objects: list[bpy.types.Object]) -> bool:
     Returns True if an id was assigned."""
     seen: set[str] = set()
     changed = False
-    for obj in sorted(objects, key=lambda o: (not o.unified_particles_bake.baked_output, o.name)):
-        settings = obj.unified_particles_bake
+    for obj in sorted(objects, key=lambda o: (not object_bake(o).baked_output, o.name)):
+        settings = object_bake(obj)
         if not settings.uid or settings.uid in seen:
             settings.uid = cf.new_uid()
             changed = True
@@ -362,7 +375,7 @@ def _ensure_object_uids(objects: list[bpy.types.Object]) -> bool:
 def ensure_uids(scene: bpy.types.Scene) -> bool:
     """Ids for the scene and its simulated objects, so cache names survive saving, reopening and renames
     (and an interrupted bake of a saved file can resume in a new session). True if any id was new."""
-    changed = not scene.unified_particles_bake.uid
+    changed = not scene_bake(scene).uid
     ensure_scene_uid(scene)
     return _ensure_object_uids([o for o in scene.objects if _role(o) != "NONE"]) or changed
 
@@ -372,7 +385,7 @@ def ensure_uids(scene: bpy.types.Scene) -> bool:
 
 
 def _restore_info(obj: bpy.types.Object) -> dict[str, Any]:
-    text = obj.unified_particles_bake.restore
+    text = object_bake(obj).restore
     if not text:
         return {}
     try:
@@ -383,12 +396,12 @@ def _restore_info(obj: bpy.types.Object) -> dict[str, Any]:
 
 
 def _set_restore_info(obj: bpy.types.Object, data: dict[str, Any]) -> None:
-    obj.unified_particles_bake.restore = json.dumps(data, sort_keys=True) if data else ""
+    object_bake(obj).restore = json.dumps(data, sort_keys=True) if data else ""
 
 
 def _add_mesh_cache(obj: bpy.types.Object, filepath: str, frame_start: int, position: str) -> str:
     """Add a Mesh Cache modifier playing ``filepath`` (PC2); position FIRST, LAST or BEFORE_NODES."""
-    modifier = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
+    modifier = as_type(obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE"), bpy.types.MeshCacheModifier)
     modifier.cache_format = "PC2"
     modifier.filepath = filepath
     modifier.time_mode = "FRAME"
@@ -421,7 +434,7 @@ def apply_shape_keys(
     obj: bpy.types.Object, samples: Callable[[int], np.ndarray], n_frames: int, frame_start: int
 ) -> dict[str, Any]:
     """One absolute shape key per frame, ``eval_time`` keyframed so frame f shows exactly its key."""
-    mesh = obj.data
+    mesh = mesh_of(obj)
     if mesh.shape_keys is not None:
         raise RuntimeError(f"{obj.name!r} already has shape keys; choose the Point Cache output")
     obj.shape_key_add(name=SHAPE_KEY_PREFIX + "Basis", from_mix=False)
@@ -441,7 +454,9 @@ def apply_shape_keys(
 
 
 def read_shape_keys(obj: bpy.types.Object) -> list[np.ndarray]:
-    key = obj.data.shape_keys
+    key = mesh_of(obj).shape_keys
+    if key is None:
+        raise RuntimeError(f"{obj.name!r} has no shape keys (its shape-key bake was removed)")
     out = []
     for block in key.key_blocks[1:]:
         flat = np.empty(len(block.points) * 3, dtype=np.float32)
@@ -477,7 +492,10 @@ def apply_keyframes(obj: bpy.types.Object, values: np.ndarray, frame_start: int)
 
 
 def read_keyframes(obj: bpy.types.Object) -> np.ndarray:
-    action = obj.animation_data.action
+    anim = obj.animation_data
+    action = anim.action if anim is not None else None
+    if action is None:
+        raise RuntimeError(f"{obj.name!r} has no action (its keyframe bake was removed)")
     columns = [_get_keyframe_values(_find_fcurve(action, obj, "location", i)) for i in range(3)]
     columns += [_get_keyframe_values(_find_fcurve(action, obj, "rotation_quaternion", i)) for i in range(4)]
     return np.stack(columns, axis=1)
@@ -485,7 +503,7 @@ def read_keyframes(obj: bpy.types.Object) -> np.ndarray:
 
 def free_object(obj: bpy.types.Object) -> None:
     """Remove what the bake added to ``obj`` and put back what it changed (files are left alone)."""
-    settings = obj.unified_particles_bake
+    settings = object_bake(obj)
     output, info = settings.baked_output, _restore_info(obj)
     if not output:
         return
@@ -495,7 +513,7 @@ def free_object(obj: bpy.types.Object) -> None:
         if modifier is not None and modifier.type == "MESH_CACHE":
             obj.modifiers.remove(modifier)
     if output == "SHAPE_KEYS":
-        key = obj.data.shape_keys if obj.type == "MESH" else None
+        key = mesh_of(obj).shape_keys if obj.type == "MESH" else None
         if key is not None:
             _remove_action(key, info.get("action", ""), bool(info.get("created_anim")))
             obj.shape_key_clear()
@@ -510,11 +528,11 @@ def free_object(obj: bpy.types.Object) -> None:
 
 
 def baked_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
-    return [o for o in scene.objects if o.unified_particles_bake.baked_output]
+    return [o for o in scene.objects if object_bake(o).baked_output]
 
 
 def _cache_files_of(obj: bpy.types.Object, folder: Path) -> list[Path]:
-    uid = obj.unified_particles_bake.uid
+    uid = object_bake(obj).uid
     if not uid:
         return []
     try:
@@ -525,7 +543,7 @@ def _cache_files_of(obj: bpy.types.Object, folder: Path) -> list[Path]:
 
 def free_bake(scene: bpy.types.Scene, delete_files: bool = True) -> int:
     """Undo the scene's bake on every object (and delete its cache files); returns objects freed."""
-    state = scene.unified_particles_bake
+    state = scene_bake(scene)
     objects = baked_objects(scene)
     folder = Path(_abspath(state.cache_folder)) if state.cache_folder else None
     for obj in objects:
@@ -540,7 +558,7 @@ def free_bake(scene: bpy.types.Scene, delete_files: bool = True) -> int:
     state.bake_id = ""
     state.status = "Bake freed" if objects else ""
     state.error = ""
-    scene.unified_particles.is_baked = False
+    scene_settings(scene).is_baked = False
     _simulation_invalidate(scene)
     return len(objects)
 
@@ -558,7 +576,7 @@ def _simulation_invalidate(scene: bpy.types.Scene) -> None:
 
 def check_bake(scene: bpy.types.Scene) -> list[str]:
     """Problems of the scene's bake (missing, mismatched or stale caches); empty if all is well."""
-    state = scene.unified_particles_bake
+    state = scene_bake(scene)
     if not state.baked:
         return []
     problems: list[str] = []
@@ -566,7 +584,7 @@ def check_bake(scene: bpy.types.Scene) -> list[str]:
         problems.append("settings changed since the bake: bake again to see them")
     folder = Path(_abspath(state.cache_folder)) if state.cache_folder else None
     for obj in baked_objects(scene):
-        settings = obj.unified_particles_bake
+        settings = object_bake(obj)
         if folder is None:
             problems.append(f"{obj.name}: no cache folder recorded")
             continue
@@ -579,7 +597,8 @@ def check_bake(scene: bpy.types.Scene) -> list[str]:
         pc2 = cf.cache_file(folder, settings.uid, ".pc2") if settings.baked_output == "PC2" else None
         n_points = None
         if pc2 is not None and obj.type == "MESH" and sidecar.get("kind") in ("CLOTH", "GRANULAR"):
-            n_points = len(obj.data.vertices)  # their Mesh Cache sits before any modifier that adds vertices
+            # Their Mesh Cache sits before any modifier that adds vertices.
+            n_points = len(mesh_of(obj).vertices)
         found = cf.check_sidecar(
             sidecar,
             uid=settings.uid,
@@ -598,7 +617,7 @@ def check_bake(scene: bpy.types.Scene) -> list[str]:
 def report_bake_problems(scene: bpy.types.Scene) -> list[str]:
     """Check the bake and record the result in the scene's bake status (shown in the panel)."""
     problems = check_bake(scene)
-    state = scene.unified_particles_bake
+    state = scene_bake(scene)
     if problems:
         state.error = "Bake cache problem: " + "; ".join(problems)
         _report(f"scene {scene.name!r}: {state.error}")
@@ -735,13 +754,13 @@ class _Target:
 
 def _capture(obj: bpy.types.Object) -> dict[str, Any]:
     """What building the simulation may change on an object (undone after the bake)."""
-    data: dict[str, Any] = {"matrix_basis": [list(r) for r in obj.matrix_basis]}
+    data: dict[str, Any] = {"matrix_basis": [list(r) for r in obj.matrix_basis.row]}
     settings = getattr(obj, "unified_particles", None)
     if settings is not None and hasattr(settings, "has_rest"):
         data["has_rest"] = bool(settings.has_rest)
         data["rest_matrix"] = list(settings.rest_matrix)
     if obj.type == "MESH":
-        mesh = obj.data
+        mesh = mesh_of(obj)
         data["positions"] = _read_positions(mesh)
         data["attributes"] = {a.name for a in mesh.attributes}
         if not len(mesh.edges) and not len(mesh.polygons):
@@ -758,10 +777,10 @@ def _point_attributes(mesh: bpy.types.Mesh) -> dict[str, tuple[str, np.ndarray]]
             continue
         if attr.data_type == "FLOAT":
             values = np.empty(n, dtype=np.float32)
-            attr.data.foreach_get("value", values)
+            as_type(attr, bpy.types.FloatAttribute).data.foreach_get("value", values)
         elif attr.data_type == "FLOAT_VECTOR":
             values = np.empty(n * 3, dtype=np.float32)
-            attr.data.foreach_get("vector", values)
+            as_type(attr, bpy.types.FloatVectorAttribute).data.foreach_get("vector", values)
         else:
             continue
         out[attr.name] = (attr.data_type, values)
@@ -773,13 +792,16 @@ def _rebuild_point_mesh(mesh: bpy.types.Mesh, positions: np.ndarray, attributes:
     mesh.vertices.add(len(positions))
     for name, (data_type, values) in attributes.items():
         attr = mesh.attributes.get(name) or mesh.attributes.new(name, data_type, "POINT")
-        attr.data.foreach_set("value" if data_type == "FLOAT" else "vector", values)
+        # FLOAT or FLOAT_VECTOR when new; an existing attribute of that name is written as it is.
+        cast("bpy.types.FloatAttribute | bpy.types.FloatVectorAttribute", attr).data.foreach_set(
+            "value" if data_type == "FLOAT" else "vector", values
+        )
     _write_positions(mesh, positions)
 
 
 def _uncapture(obj: bpy.types.Object, data: dict[str, Any]) -> None:
     if obj.type == "MESH" and "positions" in data:
-        mesh = obj.data
+        mesh = mesh_of(obj)
         for attribute in [a.name for a in mesh.attributes if a.name not in data["attributes"]]:
             mesh.attributes.remove(mesh.attributes[attribute])
         same_count = len(mesh.vertices) == len(data["positions"])
@@ -789,7 +811,7 @@ def _uncapture(obj: bpy.types.Object, data: dict[str, Any]) -> None:
             _write_positions(mesh, data["positions"])
     from mathutils import Matrix
 
-    if [list(r) for r in obj.matrix_basis] != data["matrix_basis"]:
+    if [list(r) for r in obj.matrix_basis.row] != data["matrix_basis"]:
         obj.matrix_basis = Matrix(data["matrix_basis"])
     settings = getattr(obj, "unified_particles", None)
     if "has_rest" in data and settings is not None:
@@ -861,14 +883,14 @@ class BakeJob:
         scene = self.scene
         if self.frame_end < self.frame_start:
             raise RuntimeError(f"Frame range {self.frame_start}-{self.frame_end} is empty")
-        if scene.unified_particles_bake.is_baking:
+        if scene_bake(scene).is_baking:
             raise RuntimeError("A bake of this scene is already running")
         candidates = [o for o in scene.objects if _role(o) in BAKED_ROLES]
         if not candidates:
             raise RuntimeError("Nothing to bake: make objects Rigid, Cloth or Granular first")
         for obj in candidates:
-            baked, output = obj.unified_particles_bake.baked_output, bake_output(obj)
-            keys = obj.data.shape_keys if obj.type == "MESH" else None
+            baked, output = object_bake(obj).baked_output, bake_output(obj)
+            keys = mesh_of(obj).shape_keys if obj.type == "MESH" else None
             if (
                 _role(obj) == "CLOTH"
                 and output == "SHAPE_KEYS"
@@ -883,7 +905,7 @@ class BakeJob:
         ensure_uids(scene)
         _adopt_start_pose(scene)
         self.settings_hash = current_settings_hash(scene, self.frame_start, self.frame_end)
-        scene.unified_particles_bake.is_baking = True
+        scene_bake(scene).is_baking = True
         self._pause = contextlib.ExitStack()
         try:
             self._pause.enter_context(_paused(scene))
@@ -902,19 +924,19 @@ class BakeJob:
     def _touched_objects(self) -> list[bpy.types.Object]:
         objects = [o for o in self.scene.objects if _role(o) != "NONE"]
         for obj in list(objects):
-            particle = getattr(obj.unified_particles, "particle_object", None)
+            particle = getattr(object_settings(obj), "particle_object", None)
             if particle is not None:
                 objects.append(particle)
         return objects
 
     def _stash_previous_bake(self) -> None:
         """Take the previous bake out of the objects (kept in the stash) so the build sees the originals."""
-        state = self.scene.unified_particles_bake
+        state = scene_bake(self.scene)
         if not state.baked and not baked_objects(self.scene):
             return
         self.stash_dir.mkdir(parents=True, exist_ok=True)
         for obj in baked_objects(self.scene):
-            settings = obj.unified_particles_bake
+            settings = object_bake(obj)
             info = {"output": settings.baked_output, "restore": _restore_info(obj)}
             if settings.baked_output == "SHAPE_KEYS":
                 keys = read_shape_keys(obj)
@@ -932,7 +954,7 @@ class BakeJob:
 
     def _unstash(self) -> None:
         """Put the previous bake back exactly as it was (after a cancel or a failure)."""
-        state = self.scene.unified_particles_bake
+        state = scene_bake(self.scene)
         for name, info in self._stash.items():
             obj = bpy.data.objects.get(name)
             if obj is None:
@@ -955,7 +977,7 @@ class BakeJob:
             except Exception as exc:  # keep going: restore as much of the old bake as possible
                 _report(f"could not restore the previous bake of {name!r}: {exc}")
                 continue
-            obj.unified_particles_bake.baked_output = output
+            object_bake(obj).baked_output = output
             _set_restore_info(obj, new)
         self._stash.clear()
         cf.remove_tree(self.stash_dir)
@@ -973,8 +995,8 @@ class BakeJob:
             write_obj = bpy.data.objects[entry.target]
             output = bake_output(obj)
             if entry.kind == "GRANULAR":
-                write_obj.unified_particles_bake.uid = obj.unified_particles_bake.uid
-            uid = write_obj.unified_particles_bake.uid or obj.unified_particles_bake.uid
+                object_bake(write_obj).uid = object_bake(obj).uid
+            uid = object_bake(write_obj).uid or object_bake(obj).uid
             matrix = _matrix(write_obj.matrix_world)
             target = _Target(entry, obj, write_obj, output, uid, 0, np.linalg.inv(matrix))
             if entry.kind == "RIGID":
@@ -989,7 +1011,7 @@ class BakeJob:
                     target.parent_inverse = np.linalg.inv(parent)
                     target.scale = np.array(obj.scale, dtype=np.float64)
             else:
-                target.n_points = len(write_obj.data.vertices)
+                target.n_points = len(mesh_of(write_obj).vertices)
             self.targets.append(target)
 
     # ----------------------------------------------------------------------- resume support
@@ -1119,7 +1141,7 @@ class BakeJob:
         self._captured.clear()
 
     def _end(self) -> None:
-        state = self.scene.unified_particles_bake
+        state = scene_bake(self.scene)
         state.is_baking = False
         if self._pause is not None:
             self._pause.close()
@@ -1140,7 +1162,7 @@ class BakeJob:
         self._close_source()
         self._restore_objects()
         self._unstash()
-        state = self.scene.unified_particles_bake
+        state = scene_bake(self.scene)
         if self.frame >= self.frame_start:
             where = f"after frame {self.frame}; bake again to continue from there"
         else:
@@ -1156,7 +1178,7 @@ class BakeJob:
         if self.frame < self.frame_end:
             raise RuntimeError("finish() before the last frame")
         self._done = True
-        scene, state = self.scene, self.scene.unified_particles_bake
+        scene, state = self.scene, scene_bake(self.scene)
         # The sidecars are the only new disk space needed from here on: write them into the staging folder
         # before anything is replaced, so a full disk now keeps the previous bake, exactly like a cancel.
         bake_id = cf.new_uid()
@@ -1185,7 +1207,7 @@ class BakeJob:
             self._close_source()
             self._restore_objects()
             old_folder = Path(_abspath(state.cache_folder)) if state.cache_folder else None
-            old_files = []
+            old_files: list[Path] = []
             if old_folder is not None:
                 for name in self._stash:
                     obj = bpy.data.objects.get(name)
@@ -1210,7 +1232,7 @@ class BakeJob:
             state.settings_hash = self.settings_hash
             state.bake_id = bake_id
             state.cache_folder = self.blend_folder
-            scene.unified_particles.is_baked = True
+            scene_settings(scene).is_baked = True
             state.error = ""
             state.status = f"Baked frames {self.frame_start}-{self.frame_end} ({len(self.targets)} objects)"
             if self.warning:
@@ -1240,41 +1262,41 @@ class BakeJob:
                 info = apply_keyframes(obj, rows.reshape(self.total, 9)[:, :7], self.frame_start)
             with contextlib.suppress(FileNotFoundError):
                 stream.unlink()
-        obj.unified_particles_bake.baked_output = target.output
+        object_bake(obj).baked_output = target.output
         _set_restore_info(obj, info)
 
 
 def _adopt_start_pose(scene: bpy.types.Scene) -> None:
     """At the start frame, what the user sees is the rest pose (as in the live simulation): a rigid object
     moved or a cloth edited there since the simulation last showed it is baked from where it is now."""
-    if scene.unified_particles.is_baked or scene.frame_current != scene.frame_start:
+    if scene_settings(scene).is_baked or scene.frame_current != scene.frame_start:
         return
     try:
         from .properties import REST_ATTRIBUTE
     except ImportError:
         return
     view_layer = bpy.context.view_layer if bpy.context.scene == scene else scene.view_layers[0]
-    view_layer.update()  # matrix_world of objects moved since the last evaluation
+    if view_layer is not None:
+        view_layer.update()  # matrix_world of objects moved since the last evaluation
     for obj in scene.objects:
-        role, settings = _role(obj), obj.unified_particles
+        role, settings = _role(obj), object_settings(obj)
         if role == "RIGID" and getattr(settings, "has_rest", False):
             current = _matrix(obj.matrix_world)
             rest = np.asarray(settings.rest_matrix, dtype=np.float64).reshape(4, 4)
             if not np.allclose(current, rest, rtol=1e-5, atol=1e-6):
                 settings.rest_matrix = current.reshape(-1).tolist()
         elif role == "CLOTH" and obj.type == "MESH":
-            attr = obj.data.attributes.get(REST_ATTRIBUTE)
-            n = len(obj.data.vertices)
-            if (
-                attr is None
-                or attr.domain != "POINT"
-                or attr.data_type != "FLOAT_VECTOR"
-                or len(attr.data) != n
-            ):
+            mesh = mesh_of(obj)
+            found = mesh.attributes.get(REST_ATTRIBUTE)
+            n = len(mesh.vertices)
+            if found is None or found.domain != "POINT" or found.data_type != "FLOAT_VECTOR":
+                continue
+            attr = as_type(found, bpy.types.FloatVectorAttribute)
+            if len(attr.data) != n:
                 continue
             rest32 = np.empty(n * 3, dtype=np.float32)
             attr.data.foreach_get("vector", rest32)
-            current32 = _read_positions(obj.data).reshape(-1)
+            current32 = _read_positions(mesh).reshape(-1)
             if not np.allclose(current32, rest32, rtol=1e-5, atol=1e-6):
                 attr.data.foreach_set("vector", current32)
 
@@ -1371,6 +1393,14 @@ def _os_error_message(exc: OSError) -> str:
     return f"Cannot write the bake cache ({exc.strerror or exc} at {where}): check the Cache Folder"
 
 
+def _window_manager(context: bpy.types.Context) -> bpy.types.WindowManager:
+    """The context's window manager (Blender always has one; the stubs type it as optional)."""
+    wm = context.window_manager
+    if wm is None:
+        raise RuntimeError("Unified Particles needs a window manager")
+    return wm
+
+
 _PASS_EVENTS = {
     "MOUSEMOVE",
     "INBETWEEN_MOUSEMOVE",
@@ -1408,7 +1438,7 @@ class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
         scene = context.scene
         if scene is None:
             return False
-        if scene.unified_particles_bake.is_baking:
+        if scene_bake(scene).is_baking:
             cls.poll_message_set("A bake is already running")
             return False
         if not any(_role(o) in BAKED_ROLES for o in scene.objects):
@@ -1421,10 +1451,10 @@ class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
             return int(self.frame_start), int(self.frame_end)
         return int(scene.frame_start), int(scene.frame_end)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        scene = context.scene
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        scene = context_scene(context)
         start, end = self._range(scene)
-        wm = context.window_manager
+        wm = _window_manager(context)
         wm.progress_begin(0, max(end - start, 1))
 
         def progress(job: BakeJob) -> None:
@@ -1436,7 +1466,7 @@ class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
             job = bake_scene(scene, start, end, progress=progress)
         except Exception as exc:
             message = _error_message(exc)
-            scene.unified_particles_bake.error = message
+            scene_bake(scene).error = message
             self.report({"ERROR"}, f"Bake failed: {message}")
             return {"CANCELLED"}
         finally:
@@ -1450,21 +1480,21 @@ class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
         resumed = f" (resumed after frame {job.resumed_from})" if job.resumed_from is not None else ""
         self.report({"INFO"}, f"Baked frames {job.frame_start}-{job.frame_end}{resumed}")
 
-    def invoke(self, context: bpy.types.Context, event: Any) -> set[str]:
+    def invoke(self, context: bpy.types.Context, event: Any) -> OperatorResult:
         if bpy.app.background or context.window is None:
             return self.execute(context)
-        scene = context.scene
+        scene = context_scene(context)
         start, end = self._range(scene)
         job = BakeJob(scene, start, end)
         try:
             job.begin()
         except Exception as exc:
             message = _error_message(exc)
-            scene.unified_particles_bake.error = message
+            scene_bake(scene).error = message
             self.report({"ERROR"}, f"Bake failed: {message}")
             return {"CANCELLED"}
         self._job = job
-        wm = context.window_manager
+        wm = _window_manager(context)
         wm.progress_begin(0, max(job.total, 1))
         self._timer = wm.event_timer_add(0.001, window=context.window)
         wm.modal_handler_add(self)
@@ -1475,9 +1505,9 @@ class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
         job = self._job
         if job is None:
             return
-        context.window_manager.progress_update(job.done_frames)
+        _window_manager(context).progress_update(job.done_frames)
         text = job.status_text()
-        job.scene.unified_particles_bake.status = text
+        scene_bake(job.scene).status = text
         if context.workspace is not None:
             context.workspace.status_text_set(text)
 
@@ -1490,7 +1520,7 @@ class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
             self._stop(context)
 
     def _stop(self, context: bpy.types.Context) -> None:
-        wm = context.window_manager
+        wm = _window_manager(context)
         if self._timer is not None:
             wm.event_timer_remove(self._timer)
             self._timer = None
@@ -1499,7 +1529,7 @@ class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
             context.workspace.status_text_set(None)
         self._job = None
 
-    def modal(self, context: bpy.types.Context, event: Any) -> set[str]:
+    def modal(self, context: bpy.types.Context, event: Any) -> OperatorResult:
         job = self._job
         if job is None:
             return {"CANCELLED"}
@@ -1544,16 +1574,16 @@ class UNIFIED_PARTICLES_OT_free_bake(bpy.types.Operator):
         scene = context.scene
         if scene is None:
             return False
-        if scene.unified_particles_bake.is_baking:
+        if scene_bake(scene).is_baking:
             cls.poll_message_set("A bake is running")
             return False
-        if not scene.unified_particles_bake.baked and not baked_objects(scene):
+        if not scene_bake(scene).baked and not baked_objects(scene):
             cls.poll_message_set("The scene is not baked")
             return False
         return True
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        scene = context.scene
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        scene = context_scene(context)
         try:
             count = free_bake(scene)
         except Exception as exc:
@@ -1571,13 +1601,12 @@ classes = (
     UNIFIED_PARTICLES_OT_bake,
     UNIFIED_PARTICLES_OT_free_bake,
 )
-_register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
 
 def register() -> None:
-    _register_classes()
-    bpy.types.Object.unified_particles_bake = PointerProperty(type=UNIFIED_PARTICLES_PG_object_bake)
-    bpy.types.Scene.unified_particles_bake = PointerProperty(type=UNIFIED_PARTICLES_PG_scene_bake)
+    register_classes(classes)
+    bpy.types.Object.unified_particles_bake = PointerProperty(type=UNIFIED_PARTICLES_PG_object_bake)  # type: ignore[attr-defined,func-returns-value]
+    bpy.types.Scene.unified_particles_bake = PointerProperty(type=UNIFIED_PARTICLES_PG_scene_bake)  # type: ignore[attr-defined,func-returns-value]
     for attr, func in _HANDLERS:
         handlers = getattr(bpy.app.handlers, attr)
         if func not in handlers:
@@ -1595,6 +1624,6 @@ def unregister() -> None:
             same_name = getattr(handler, "__name__", "") == func.__name__
             if handler is func or (same_name and getattr(handler, "__module__", "") == func.__module__):
                 handlers.remove(handler)
-    del bpy.types.Scene.unified_particles_bake
-    del bpy.types.Object.unified_particles_bake
-    _unregister_classes()
+    del bpy.types.Scene.unified_particles_bake  # type: ignore[attr-defined]
+    del bpy.types.Object.unified_particles_bake  # type: ignore[attr-defined]
+    unregister_classes(classes)

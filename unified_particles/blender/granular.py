@@ -17,6 +17,7 @@ import numpy as np
 
 from . import mesh_io
 from .mesh_io import FloatArray
+from .rna import as_type, context_scene, mesh_of, object_settings
 
 NODE_GROUP_SUFFIX = " Grains Spheres"
 
@@ -31,21 +32,24 @@ def sphere_node_group(name: str, material: bpy.types.Material | None) -> bpy.typ
     """A Geometry Nodes group turning the vertices of a mesh into spheres of their ``radius`` attribute."""
     group = bpy.data.node_groups.new(name, "GeometryNodeTree")
     # The interface API exists since 4.0 (the 4.2 LTS and 5.0 both have it).
-    group.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
-    group.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    interface = group.interface
+    if interface is None:
+        raise RuntimeError(f"node group {name!r} has no interface")
+    interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
     nodes = group.nodes
     group_in = nodes.new("NodeGroupInput")
     group_in.location = (-600, 0)
     radius = nodes.new("GeometryNodeInputNamedAttribute")
-    radius.data_type = "FLOAT"
-    radius.inputs["Name"].default_value = "radius"
+    as_type(radius, bpy.types.GeometryNodeInputNamedAttribute).data_type = "FLOAT"
+    as_type(radius.inputs["Name"], bpy.types.NodeSocketString).default_value = "radius"
     radius.location = (-600, -200)
     to_points = nodes.new("GeometryNodeMeshToPoints")
-    to_points.mode = "VERTICES"
+    as_type(to_points, bpy.types.GeometryNodeMeshToPoints).mode = "VERTICES"
     to_points.location = (-300, 0)
     set_material = nodes.new("GeometryNodeSetMaterial")
     set_material.location = (0, 0)
-    set_material.inputs["Material"].default_value = material
+    as_type(set_material.inputs["Material"], bpy.types.NodeSocketMaterial).default_value = material
     group_out = nodes.new("NodeGroupOutput")
     group_out.location = (300, 0)
     _link(group, group_in.outputs[0], to_points.inputs["Mesh"])
@@ -75,15 +79,15 @@ def create_particle_object(
     if material is not None:
         mesh.materials.append(material)
     obj = bpy.data.objects.new(name, mesh)
-    collections = list(source.users_collection) or [bpy.context.scene.collection]
+    collections = list(source.users_collection) or [context_scene(bpy.context).collection]
     for collection in collections:
         collection.objects.link(obj)
-    modifier = obj.modifiers.new("Grains", "NODES")
+    modifier = as_type(obj.modifiers.new("Grains", "NODES"), bpy.types.NodesModifier)
     modifier.node_group = sphere_node_group(name + NODE_GROUP_SUFFIX, material)
-    obj.unified_particles.source_object = source
-    source.unified_particles.particle_object = obj
-    if source.unified_particles.role != "GRANULAR":  # not a re-creation: remember the user's setting
-        source.unified_particles.source_hidden_render = source.hide_render
+    object_settings(obj).source_object = source
+    object_settings(source).particle_object = obj
+    if object_settings(source).role != "GRANULAR":  # not a re-creation: remember the user's setting
+        object_settings(source).source_hidden_render = source.hide_render
     source.hide_render = True
     source.hide_set(True)
     return obj
@@ -92,16 +96,20 @@ def create_particle_object(
 def update_particle_object(obj: bpy.types.Object, points_world: FloatArray, radius: float) -> None:
     """Replace the grains of a particle object (points in world space)."""
     inverse = np.linalg.inv(mesh_io.matrix_to_numpy(obj.matrix_world))
-    mesh_io.set_point_cloud(obj.data, mesh_io.transform_points(inverse, points_world), radius)
+    mesh_io.set_point_cloud(mesh_of(obj), mesh_io.transform_points(inverse, points_world), radius)
 
 
 def remove_particle_object(source: bpy.types.Object) -> None:
     """Delete the particle object of ``source`` (and its mesh and node group) and show the source again."""
-    settings = source.unified_particles
+    settings = object_settings(source)
     obj = settings.particle_object
     if obj is not None:
         mesh = obj.data
-        groups = [m.node_group for m in obj.modifiers if m.type == "NODES" and m.node_group is not None]
+        groups = [
+            m.node_group
+            for m in obj.modifiers
+            if isinstance(m, bpy.types.NodesModifier) and m.node_group is not None
+        ]
         bpy.data.objects.remove(obj)
         if mesh is not None and mesh.users == 0:
             bpy.data.meshes.remove(mesh)

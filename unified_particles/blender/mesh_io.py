@@ -13,6 +13,8 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
+from .rna import as_type
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
@@ -35,12 +37,16 @@ def transform_points(matrix: FloatArray, points: FloatArray) -> FloatArray:
     return np.asarray(points, dtype=np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
+def _position_attribute(mesh: bpy.types.Mesh) -> bpy.types.FloatVectorAttribute:
+    return as_type(mesh.attributes["position"], bpy.types.FloatVectorAttribute)
+
+
 def read_positions(mesh: bpy.types.Mesh) -> FloatArray:
     """(V, 3) vertex positions of ``mesh`` in its object's local space."""
     n = len(mesh.vertices)
     flat = np.empty(n * 3, dtype=np.float32)
     if n:
-        mesh.attributes["position"].data.foreach_get("vector", flat)
+        _position_attribute(mesh).data.foreach_get("vector", flat)
     return flat.reshape(n, 3).astype(np.float64)
 
 
@@ -52,7 +58,7 @@ def write_positions(mesh: bpy.types.Mesh, positions: FloatArray) -> None:
             f"mesh {mesh.name!r} has {len(mesh.vertices)} vertices, got {flat.size // 3} positions"
         )
     if flat.size:
-        mesh.attributes["position"].data.foreach_set("vector", flat)
+        _position_attribute(mesh).data.foreach_set("vector", flat)
     mesh.update()
 
 
@@ -60,7 +66,7 @@ def read_float_vector_attribute(mesh: bpy.types.Mesh, name: str) -> FloatArray |
     """(V, 3) values of a FLOAT_VECTOR point attribute, or None if missing or of another shape."""
     attr = mesh.attributes.get(name)
     n = len(mesh.vertices)
-    if attr is None or attr.domain != "POINT" or attr.data_type != "FLOAT_VECTOR" or len(attr.data) != n:
+    if not isinstance(attr, bpy.types.FloatVectorAttribute) or attr.domain != "POINT" or len(attr.data) != n:
         return None
     flat = np.empty(n * 3, dtype=np.float32)
     if n:
@@ -76,6 +82,7 @@ def write_float_vector_attribute(mesh: bpy.types.Mesh, name: str, values: FloatA
         attr = None
     if attr is None:
         attr = mesh.attributes.new(name, "FLOAT_VECTOR", "POINT")
+    attr = as_type(attr, bpy.types.FloatVectorAttribute)
     flat = np.ascontiguousarray(np.asarray(values, dtype=np.float32).reshape(-1))
     if flat.size:
         attr.data.foreach_set("vector", flat)
@@ -174,5 +181,7 @@ def set_point_cloud(mesh: bpy.types.Mesh, points: FloatArray, radius: float) -> 
     if attr is None:
         attr = mesh.attributes.new("radius", "FLOAT", "POINT")
     if len(points):
-        attr.data.foreach_set("value", np.full(len(points), radius, dtype=np.float32))
+        as_type(attr, bpy.types.FloatAttribute).data.foreach_set(
+            "value", np.full(len(points), radius, dtype=np.float32)
+        )
     mesh.update()

@@ -14,6 +14,15 @@ from bpy.props import EnumProperty
 
 from . import bake, granular, mesh_io, simulation
 from .properties import PRESET_ITEMS, PRESETS, apply_preset
+from .rna import (
+    OperatorResult,
+    context_scene,
+    mesh_of,
+    object_settings,
+    register_classes,
+    scene_settings,
+    unregister_classes,
+)
 
 # A mesh thinner than this fraction of its size is flat (no volume).
 FLAT_TOLERANCE = 1e-6
@@ -43,7 +52,7 @@ def _owner(obj: bpy.types.Object | None) -> bpy.types.Object | None:
     """The object whose settings apply: a particle object's source, else the object itself."""
     if obj is None:
         return None
-    source = obj.unified_particles.source_object
+    source = object_settings(obj).source_object
     return source if source is not None else obj
 
 
@@ -53,7 +62,7 @@ def _world_mesh(
     depsgraph = context.evaluated_depsgraph_get()
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
     matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
-    if obj.unified_particles.has_rest:
+    if object_settings(obj).has_rest:
         matrix = simulation.rigid_rest_matrix(obj)
     return mesh_io.transform_points(matrix, local), tris
 
@@ -84,7 +93,7 @@ def _is_flat(vertices: mesh_io.FloatArray) -> bool:
 def release(obj: bpy.types.Object) -> None:
     """Undo what the simulation did to ``obj`` (rest pose, hidden source, particle object)."""
     simulation.restore_objects([obj])
-    if obj.unified_particles.particle_object is not None or obj.unified_particles.role == "GRANULAR":
+    if object_settings(obj).particle_object is not None or object_settings(obj).role == "GRANULAR":
         granular.remove_particle_object(obj)
 
 
@@ -104,9 +113,9 @@ class _MakeOperator(bpy.types.Operator):
 
     def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
         """Give ``obj`` the role (after every object passed ``check_object``)."""
-        obj.unified_particles.role = self.role
+        object_settings(obj).role = self.role
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
         objects = _selected_meshes(context)
         if not objects:
             self.report({"ERROR"}, "Select one or more mesh objects first")
@@ -120,15 +129,15 @@ class _MakeOperator(bpy.types.Operator):
                 self.report({"ERROR"}, problem)
                 return {"CANCELLED"}
         for obj in objects:
-            if obj.unified_particles.role != self.role:
+            if object_settings(obj).role != self.role:
                 release(obj)
             try:
                 self.setup_object(context, obj)
             except Exception as exc:
                 self.report({"ERROR"}, f"{obj.name!r}: {exc}")
                 return {"CANCELLED"}
-        context.scene.render.use_lock_interface = True  # live simulation during render runs safely
-        simulation.invalidate(context.scene, None)
+        context_scene(context).render.use_lock_interface = True  # live simulation during render runs safely
+        simulation.invalidate(context_scene(context), None)
         names = ", ".join(o.name for o in objects)
         self.report({"INFO"}, f"{self.role.title()}: {names}")
         return {"FINISHED"}
@@ -158,9 +167,10 @@ class UNIFIED_PARTICLES_OT_make_cloth(_MakeOperator):
     role = "CLOTH"
 
     def check_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
-        if len(obj.data.polygons) == 0:
+        mesh = mesh_of(obj)
+        if len(mesh.polygons) == 0:
             return f"{obj.name!r} has no faces: cloth needs a surface"
-        if obj.data.shape_keys is not None:
+        if mesh.shape_keys is not None:
             return f"{obj.name!r} has shape keys: remove them before making it cloth"
         return None
 
@@ -177,11 +187,11 @@ class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
         if len(tris) == 0 or _is_flat(vertices):
             return f"{obj.name!r} is flat and has no volume to fill with grains"
         # Fill now, so that a refusal (too small, too many grains) happens before anything changed.
-        radius = context.scene.unified_particles.particle_radius
+        radius = scene_settings(context_scene(context)).particle_radius
         self._points[obj.name] = simulation.grain_points(obj, context.evaluated_depsgraph_get(), radius)
         return None
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
         self._points: dict[str, mesh_io.FloatArray] = {}
         try:
             return super().execute(context)
@@ -189,15 +199,15 @@ class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
             self._points = {}
 
     def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
-        radius = context.scene.unified_particles.particle_radius
+        radius = scene_settings(context_scene(context)).particle_radius
         points = self._points[obj.name]
-        if obj.unified_particles.particle_object is None:
+        if object_settings(obj).particle_object is None:
             granular.create_particle_object(obj, points, radius)
         else:
-            granular.update_particle_object(obj.unified_particles.particle_object, points, radius)
+            granular.update_particle_object(object_settings(obj).particle_object, points, radius)
         super().setup_object(context, obj)
-        if obj.unified_particles.density == 1000.0:
-            obj.unified_particles.density = 1600.0  # a sand-like default rather than water
+        if object_settings(obj).density == 1000.0:
+            object_settings(obj).density = 1600.0  # a sand-like default rather than water
 
 
 class UNIFIED_PARTICLES_OT_make_collider(_MakeOperator):
@@ -219,7 +229,7 @@ class UNIFIED_PARTICLES_OT_make_collider(_MakeOperator):
         # plane. Infinite planes are static, so a flat mesh that moves (keyframes, parent,
         # constraints, drivers) stays a mesh collider and follows its animation.
         moves = obj.animation_data is not None or obj.parent is not None or len(obj.constraints) > 0
-        obj.unified_particles.collider_shape = "PLANE" if _is_flat(vertices) and not moves else "MESH"
+        object_settings(obj).collider_shape = "PLANE" if _is_flat(vertices) and not moves else "MESH"
         super().setup_object(context, obj)
 
 
@@ -234,20 +244,20 @@ class UNIFIED_PARTICLES_OT_clear(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         return _object_mode_poll(cls, context)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        objects = [o for o in _selected_meshes(context) if o.unified_particles.role != "NONE"]
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        objects = [o for o in _selected_meshes(context) if object_settings(o).role != "NONE"]
         if not objects:
             self.report({"ERROR"}, "Select one or more simulated objects first")
             return {"CANCELLED"}
-        simulation.reset(context.scene)  # everything back to rest, so the rest can be rebuilt
+        simulation.reset(context_scene(context))  # everything back to rest, so the rest can be rebuilt
         for obj in objects:
             # A cleared object must not keep playing its bake: drop the bake's modifiers/keys/keyframes.
             bake.free_object(obj)
-            if obj.unified_particles.particle_object is not None:
-                bake.free_object(obj.unified_particles.particle_object)
+            if object_settings(obj).particle_object is not None:
+                bake.free_object(object_settings(obj).particle_object)
             release(obj)
-            obj.unified_particles.role = "NONE"
-        simulation.invalidate(context.scene, None)
+            object_settings(obj).role = "NONE"
+        simulation.invalidate(context_scene(context), None)
         self.report({"INFO"}, f"Cleared: {', '.join(o.name for o in objects)}")
         return {"FINISHED"}
 
@@ -263,8 +273,8 @@ class UNIFIED_PARTICLES_OT_reset(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         return _object_mode_poll(cls, context)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        simulation.reset(context.scene)
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        simulation.reset(context_scene(context))
         self.report({"INFO"}, "Simulation reset")
         return {"FINISHED"}
 
@@ -281,7 +291,7 @@ class UNIFIED_PARTICLES_OT_apply_preset(bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = _owner(context.object)
-        if obj is None or obj.unified_particles.role not in ("RIGID", "CLOTH", "GRANULAR"):
+        if obj is None or object_settings(obj).role not in ("RIGID", "CLOTH", "GRANULAR"):
             cls.poll_message_set("The active object must be rigid, cloth or granular")  # type: ignore[attr-defined]
             return False
         return True
@@ -294,13 +304,13 @@ class UNIFIED_PARTICLES_OT_apply_preset(bpy.types.Operator):
                 return f"{role.title()} preset {label}: {shown}"
         return "Apply a material preset"
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
         candidates = [*context.selected_objects, context.object]
         objects = {owner for owner in map(_owner, candidates) if owner is not None}
         changed = [
             o.name
             for o in sorted(objects, key=lambda o: o.name)
-            if apply_preset(o.unified_particles, self.preset)
+            if apply_preset(object_settings(o), self.preset)
         ]
         if not changed:
             self.report({"ERROR"}, "No selected object has the role this preset is for")
@@ -318,12 +328,11 @@ classes: tuple[type, ...] = (
     UNIFIED_PARTICLES_OT_reset,
     UNIFIED_PARTICLES_OT_apply_preset,
 )
-_register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
 
 def register() -> None:
-    _register_classes()
+    register_classes(classes)
 
 
 def unregister() -> None:
-    _unregister_classes()
+    unregister_classes(classes)

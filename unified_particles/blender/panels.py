@@ -3,27 +3,41 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import bpy
 
 from . import simulation
 from .properties import presets_for_role
+from .rna import (
+    context_scene,
+    layout_of,
+    object_bake,
+    object_settings,
+    register_classes,
+    scene_settings,
+    unregister_classes,
+)
+
+_Icon = Literal["INFO", "ERROR", "BLANK1"]
 
 CATEGORY = "Unified Particles"
 MAIN_PANEL = "UNIFIED_PARTICLES_PT_main"
 
 
-class _SidebarPanel:
+# Placement shared by the tab's panels (not registered itself: it has no bl_label or draw).
+class _SidebarPanel(bpy.types.Panel):
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
     bl_category = CATEGORY
 
 
-class UNIFIED_PARTICLES_PT_main(_SidebarPanel, bpy.types.Panel):
+class UNIFIED_PARTICLES_PT_main(_SidebarPanel):
     bl_label = "Unified Particles"
     bl_idname = MAIN_PANEL
 
     def draw(self, context: bpy.types.Context) -> None:
-        layout = self.layout
+        layout = layout_of(self)
         col = layout.column(align=True)
         row = col.row(align=True)
         row.operator("unified_particles.make_rigid", text="Rigid", icon="MESH_CUBE")
@@ -36,36 +50,36 @@ class UNIFIED_PARTICLES_PT_main(_SidebarPanel, bpy.types.Panel):
         row.operator("unified_particles.reset", text="Reset", icon="FILE_REFRESH")
 
 
-class UNIFIED_PARTICLES_PT_world(_SidebarPanel, bpy.types.Panel):
+class UNIFIED_PARTICLES_PT_world(_SidebarPanel):
     bl_label = "World"
     bl_parent_id = MAIN_PANEL
 
     def draw(self, context: bpy.types.Context) -> None:
-        layout = self.layout
+        layout = layout_of(self)
         layout.use_property_split = True
         layout.use_property_decorate = False
-        settings = context.scene.unified_particles
+        settings = scene_settings(context_scene(context))
         col = layout.column()
         col.prop(settings, "particle_radius")
         col.prop(settings, "substeps")
         col.prop(settings, "iterations")
         row = col.row()
-        row.prop(context.scene, "use_gravity", text="Gravity")
+        row.prop(context_scene(context), "use_gravity", text="Gravity")
         sub = col.column()
-        sub.active = context.scene.use_gravity
-        sub.prop(context.scene, "gravity", text="")
+        sub.active = context_scene(context).use_gravity
+        sub.prop(context_scene(context), "gravity", text="")
 
 
-class UNIFIED_PARTICLES_PT_advanced(_SidebarPanel, bpy.types.Panel):
+class UNIFIED_PARTICLES_PT_advanced(_SidebarPanel):
     bl_label = "Advanced"
     bl_parent_id = "UNIFIED_PARTICLES_PT_world"
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context: bpy.types.Context) -> None:
-        layout = self.layout
+        layout = layout_of(self)
         layout.use_property_split = True
         layout.use_property_decorate = False
-        settings = context.scene.unified_particles
+        settings = scene_settings(context_scene(context))
         col = layout.column()
         for name in (
             "stabilization_iterations",
@@ -79,7 +93,7 @@ class UNIFIED_PARTICLES_PT_advanced(_SidebarPanel, bpy.types.Panel):
             col.prop(settings, name)
 
 
-class UNIFIED_PARTICLES_PT_object(_SidebarPanel, bpy.types.Panel):
+class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
     bl_label = "Object"
     bl_parent_id = MAIN_PANEL
 
@@ -88,15 +102,17 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel, bpy.types.Panel):
         return context.object is not None
 
     def draw(self, context: bpy.types.Context) -> None:
-        layout = self.layout
+        layout = layout_of(self)
         layout.use_property_split = True
         layout.use_property_decorate = False
         obj = context.object
-        source = obj.unified_particles.source_object
+        if obj is None:
+            return
+        source = object_settings(obj).source_object
         if source is not None:
             layout.label(text=f"Grains of {source.name}", icon="PARTICLES")
             obj = source
-        settings = obj.unified_particles
+        settings = object_settings(obj)
         layout.prop(settings, "role", text="Role")
         role = settings.role
         if role == "NONE":
@@ -131,16 +147,16 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel, bpy.types.Panel):
             col.prop(settings, "friction")
 
 
-class UNIFIED_PARTICLES_PT_cache(_SidebarPanel, bpy.types.Panel):
+class UNIFIED_PARTICLES_PT_cache(_SidebarPanel):
     bl_label = "Cache and Bake"
     bl_parent_id = MAIN_PANEL
 
     def draw(self, context: bpy.types.Context) -> None:
-        layout = self.layout
+        layout = layout_of(self)
         layout.use_property_split = True
         layout.use_property_decorate = False
-        scene = context.scene
-        settings = scene.unified_particles
+        scene = context_scene(context)
+        settings = scene_settings(scene)
         col = layout.column()
         col.prop(settings, "cache_directory")
         col.prop(settings, "cache_memory_limit")
@@ -167,18 +183,18 @@ class UNIFIED_PARTICLES_PT_cache(_SidebarPanel, bpy.types.Panel):
 
 def _draw_bake(layout: bpy.types.UILayout, context: bpy.types.Context) -> None:
     """Bake output of the active object, the bake buttons and the bake's status."""
-    scene = context.scene
+    scene = context_scene(context)
     state = getattr(scene, "unified_particles_bake", None)
     if state is None:  # the bake module is not registered
         return
     obj = context.object
     if obj is not None:
-        source = obj.unified_particles.source_object
-        role = (source if source is not None else obj).unified_particles.role
+        source = object_settings(obj).source_object
+        role = object_settings(source if source is not None else obj).role
         if role == "CLOTH":
-            layout.prop(obj.unified_particles_bake, "cloth_output", text="Bake To")
+            layout.prop(object_bake(obj), "cloth_output", text="Bake To")
         elif role == "RIGID":
-            layout.prop(obj.unified_particles_bake, "rigid_output", text="Bake To")
+            layout.prop(object_bake(obj), "rigid_output", text="Bake To")
         elif role == "GRANULAR":
             layout.label(text="Grains bake to a point cache", icon="PARTICLES")
     row = layout.row(align=True)
@@ -190,7 +206,11 @@ def _draw_bake(layout: bpy.types.UILayout, context: bpy.types.Context) -> None:
         layout.label(text=f"Baked frames {state.frame_start}-{state.frame_end}", icon="CHECKMARK")
         if state.outdated:
             layout.label(text="Outdated: settings changed since the bake", icon="ERROR")
-    for text, icon, alert in ((state.status, "INFO", False), (state.error, "ERROR", True)):
+    messages: tuple[tuple[str, _Icon, bool], ...] = (
+        (state.status, "INFO", False),
+        (state.error, "ERROR", True),
+    )
+    for text, icon, alert in messages:
         if text:
             box = layout.box()
             box.alert = alert
@@ -219,12 +239,11 @@ classes: tuple[type, ...] = (
     UNIFIED_PARTICLES_PT_object,
     UNIFIED_PARTICLES_PT_cache,
 )
-_register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
 
 def register() -> None:
-    _register_classes()
+    register_classes(classes)
 
 
 def unregister() -> None:
-    _unregister_classes()
+    unregister_classes(classes)

@@ -29,6 +29,7 @@ from bpy.props import (
 )
 
 from ..core.world import SolverSettings
+from .rna import register_classes, unregister_classes
 
 # The solver's own defaults, so the sidebar and the Python API cannot drift apart.
 _DEFAULTS = SolverSettings()
@@ -62,6 +63,17 @@ def stiffness_to_compliance(stiffness: float) -> float:
         return 0.0
     exponent = _COMPLIANCE_SOFT_EXPONENT + s * (_COMPLIANCE_STIFF_EXPONENT - _COMPLIANCE_SOFT_EXPONENT)
     return float(10.0**exponent)
+
+
+def tether_give(stretch_stiffness: float) -> float:
+    """How far pinned cloth may stretch away from its pins (fraction of its rest length).
+
+    The core's long-range attachments keep heavy loads from stretching pinned cloth beyond this
+    (see ``World.add_cloth``). Stiff cloth (1.0: denim, leather) gets 2%, softer cloth more, up to
+    52% at stiffness 0, so a rubber sheet (0.6) still stretches about 22% under a heavy load.
+    """
+    s = min(max(float(stretch_stiffness), 0.0), 1.0)
+    return 0.02 + 0.5 * (1.0 - s)
 
 
 # Presets: (identifier, label, role, values). Densities in kg/m^3, cloth mass per area in kg/m^2.
@@ -366,16 +378,16 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
 
 
 classes = (UNIFIED_PARTICLES_PG_scene, UNIFIED_PARTICLES_PG_object)
-_register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
 
+# The stubs cannot know properties added at register time; rna.py gives typed access to them.
 def register() -> None:
-    _register_classes()
-    bpy.types.Scene.unified_particles = PointerProperty(type=UNIFIED_PARTICLES_PG_scene)
-    bpy.types.Object.unified_particles = PointerProperty(type=UNIFIED_PARTICLES_PG_object)
+    register_classes(classes)
+    bpy.types.Scene.unified_particles = PointerProperty(type=UNIFIED_PARTICLES_PG_scene)  # type: ignore[attr-defined,func-returns-value]
+    bpy.types.Object.unified_particles = PointerProperty(type=UNIFIED_PARTICLES_PG_object)  # type: ignore[attr-defined,func-returns-value]
 
 
 def unregister() -> None:
-    del bpy.types.Object.unified_particles
-    del bpy.types.Scene.unified_particles
-    _unregister_classes()
+    del bpy.types.Object.unified_particles  # type: ignore[attr-defined]
+    del bpy.types.Scene.unified_particles  # type: ignore[attr-defined]
+    unregister_classes(classes)

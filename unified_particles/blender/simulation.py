@@ -73,7 +73,8 @@ import numpy as np
 
 from . import granular, mesh_io
 from .mesh_io import FloatArray
-from .properties import REST_ATTRIBUTE, stiffness_to_compliance
+from .properties import REST_ATTRIBUTE, stiffness_to_compliance, tether_give
+from .rna import mesh_of, object_settings, scene_settings
 
 SIM_ROLES = ("RIGID", "CLOTH", "GRANULAR", "COLLIDER")
 # Refuse to fill one object with more grains than this (the viewport and the solver would crawl).
@@ -164,9 +165,9 @@ class Simulation:
     def _make_world(self, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> tuple[Any, list[Entry]]:
         from ..core import World
 
-        settings = scene.unified_particles
+        settings = scene_settings(scene)
         radius = float(settings.particle_radius)
-        gravity = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
+        gravity = tuple(scene.gravity[:]) if scene.use_gravity else (0.0, 0.0, 0.0)
         self.ignored_settings = []
         world = self._call(
             World,
@@ -184,7 +185,7 @@ class Simulation:
         )
         entries: list[Entry] = []
         for obj in simulated_objects(scene):
-            role = obj.unified_particles.role
+            role = object_settings(obj).role
             if obj.type != "MESH":
                 raise RuntimeError(f"{obj.name!r} is not a mesh; clear it or convert it to a mesh")
             if role == "RIGID":
@@ -210,7 +211,7 @@ class Simulation:
         return func(*args, **accepted)
 
     def _add_rigid(self, world: Any, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
-        s = obj.unified_particles
+        s = object_settings(obj)
         rest = rigid_rest_matrix(obj)
         remembered = _REST_MEMORY.get(obj.name)
         if not s.has_rest and remembered is not None and np.allclose(rest, remembered, rtol=0.0, atol=1e-6):
@@ -229,8 +230,8 @@ class Simulation:
         return Entry("RIGID", obj.name, body, obj.name, rest_matrix=rest)
 
     def _add_cloth(self, world: Any, obj: bpy.types.Object) -> Entry:
-        s = obj.unified_particles
-        mesh = obj.data
+        s = object_settings(obj)
+        mesh = mesh_of(obj)
         if mesh.shape_keys is not None:
             raise RuntimeError(f"Cloth {obj.name!r} has shape keys; remove them or clear the cloth")
         local = cloth_rest_positions(obj)
@@ -252,13 +253,14 @@ class Simulation:
             self_collision=bool(s.self_collision),
             friction=float(s.friction),
             name=obj.name,
+            tether_give=tether_give(s.stretch_stiffness),
         )
         return Entry("CLOTH", obj.name, body, obj.name, rest_local=local)
 
     def _add_granular(
         self, world: Any, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float
     ) -> Entry:
-        s = obj.unified_particles
+        s = object_settings(obj)
         points = grain_points(obj, depsgraph, radius)
         target = s.particle_object
         if target is None:
@@ -277,7 +279,7 @@ class Simulation:
         return Entry("GRANULAR", obj.name, body, target.name, rest_local=mesh_io.read_positions(target.data))
 
     def _add_collider(self, world: Any, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
-        s = obj.unified_particles
+        s = object_settings(obj)
         matrix = mesh_io.evaluated_matrix_world(obj, depsgraph)
         if s.collider_shape == "PLANE":
             normal = np.linalg.inv(matrix[:3, :3]).T @ np.array([0.0, 0.0, 1.0])
@@ -386,7 +388,7 @@ class Simulation:
         state = self.world.state()
         self.cache[frame] = state
         self.cache_sizes[frame] = _nbytes(state)
-        self.trim_cache(scene.unified_particles.cache_memory_limit * 1024 * 1024, frame)
+        self.trim_cache(scene_settings(scene).cache_memory_limit * 1024 * 1024, frame)
 
     def _restore(self, frame: int) -> None:
         # The snapshot holds mesh colliders' poses too, so stepping on from it is bit-identical.
@@ -428,7 +430,7 @@ class Simulation:
                 continue
             if entry.kind == "RIGID":
                 assert entry.rest_matrix is not None
-                settings = target.unified_particles
+                settings = object_settings(target)
                 if at_rest:
                     matrix = entry.rest_matrix
                     settings.has_rest = False
@@ -505,7 +507,7 @@ def _nbytes(value: Any) -> int:
 
 def simulated_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
     """Objects of ``scene`` with a role, sorted by name (a stable build order)."""
-    objects = [o for o in scene.objects if o.unified_particles.role in SIM_ROLES]
+    objects = [o for o in scene.objects if object_settings(o).role in SIM_ROLES]
     return sorted(objects, key=lambda o: o.name)
 
 
@@ -513,9 +515,9 @@ def structure_signature(
     scene: bpy.types.Scene, objects: list[bpy.types.Object] | None = None
 ) -> tuple[Any, ...]:
     """What decides which particles exist: objects, roles, particle radius, start frame."""
-    parts: list[Any] = [round(scene.unified_particles.particle_radius, 9), scene.frame_start]
+    parts: list[Any] = [round(scene_settings(scene).particle_radius, 9), scene.frame_start]
     for obj in simulated_objects(scene) if objects is None else objects:
-        s = obj.unified_particles
+        s = object_settings(obj)
         parts.append(
             (obj.name, s.role, s.collider_shape, s.particle_object.name if s.particle_object else "")
         )
@@ -549,11 +551,11 @@ def settings_signature(
     scene: bpy.types.Scene, objects: list[bpy.types.Object] | None = None
 ) -> tuple[Any, ...]:
     """Every setting that changes the result (to notice changes made without update callbacks)."""
-    s = scene.unified_particles
+    s = scene_settings(scene)
     parts: list[Any] = [getattr(s, name) for name in _SCENE_SETTINGS]
-    parts += [tuple(scene.gravity), scene.use_gravity, scene.render.fps, scene.render.fps_base]
+    parts += [tuple(scene.gravity[:]), scene.use_gravity, scene.render.fps, scene.render.fps_base]
     for obj in simulated_objects(scene) if objects is None else objects:
-        parts.append(tuple(getattr(obj.unified_particles, name) for name in _OBJECT_SETTINGS))
+        parts.append(tuple(getattr(object_settings(obj), name) for name in _OBJECT_SETTINGS))
     return tuple(parts)
 
 
@@ -573,7 +575,7 @@ def is_animated(obj: bpy.types.Object | None) -> bool:
 
 def rigid_rest_matrix(obj: bpy.types.Object) -> FloatArray:
     """A rigid object's world matrix before the simulation moved it (the current one if it is not moved)."""
-    s = obj.unified_particles
+    s = object_settings(obj)
     if s.has_rest:
         return np.asarray(s.rest_matrix, dtype=np.float64).reshape(4, 4)
     return mesh_io.matrix_to_numpy(obj.matrix_world)
@@ -581,8 +583,9 @@ def rigid_rest_matrix(obj: bpy.types.Object) -> FloatArray:
 
 def cloth_rest_positions(obj: bpy.types.Object) -> FloatArray:
     """A mesh's local vertex positions before the simulation moved them (the current ones if not moved)."""
-    rest = mesh_io.read_float_vector_attribute(obj.data, REST_ATTRIBUTE)
-    return mesh_io.read_positions(obj.data) if rest is None else rest
+    mesh = mesh_of(obj)
+    rest = mesh_io.read_float_vector_attribute(mesh, REST_ATTRIBUTE)
+    return mesh_io.read_positions(mesh) if rest is None else rest
 
 
 def grain_points(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float) -> FloatArray:
@@ -614,11 +617,11 @@ def grain_points(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: 
 def restore_objects(objects: list[bpy.types.Object]) -> None:
     """Put objects back as they were before the simulation moved them and forget the rest data."""
     for obj in objects:
-        s = obj.unified_particles
+        s = object_settings(obj)
         if s.has_rest:
             obj.matrix_world = mesh_io.numpy_to_matrix(np.asarray(s.rest_matrix).reshape(4, 4))
             s.has_rest = False
-        if obj.type == "MESH":
+        if isinstance(obj.data, bpy.types.Mesh):
             rest = mesh_io.read_float_vector_attribute(obj.data, REST_ATTRIBUTE)
             if rest is not None:
                 mesh_io.write_positions(obj.data, rest)
@@ -654,8 +657,8 @@ def invalidate(scene: bpy.types.Scene, frame: int | None) -> None:
     sim = _SIMULATIONS.get(scene.name)
     if sim is not None:
         sim.invalidate(frame)
-    if scene.unified_particles.last_error:
-        scene.unified_particles.last_error = ""
+    if scene_settings(scene).last_error:
+        scene_settings(scene).last_error = ""
 
 
 def free_simulation(scene: bpy.types.Scene) -> None:
@@ -671,15 +674,15 @@ def free_all() -> None:
 
 def reset(scene: bpy.types.Scene) -> None:
     """Restore every simulated object to its rest state and drop the simulation and its cache."""
-    objects = [o for o in scene.objects if o.unified_particles.role in SIM_ROLES]
+    objects = [o for o in scene.objects if object_settings(o).role in SIM_ROLES]
     restore_objects(objects)
     for obj in objects:
-        if obj.unified_particles.role == "GRANULAR":
-            target = obj.unified_particles.particle_object
+        if object_settings(obj).role == "GRANULAR":
+            target = object_settings(obj).particle_object
             if target is not None:
                 restore_objects([target])
     free_simulation(scene)
-    scene.unified_particles.last_error = ""
+    scene_settings(scene).last_error = ""
 
 
 @contextlib.contextmanager
@@ -711,8 +714,8 @@ def _report_once(sim: Simulation, scene: bpy.types.Scene, message: str, failed: 
     if failed:
         sim.failed = True
         sim.failed_key = (structure_signature(scene), settings_signature(scene))
-    if scene.unified_particles.last_error != message:
-        scene.unified_particles.last_error = message
+    if scene_settings(scene).last_error != message:
+        scene_settings(scene).last_error = message
 
 
 def on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | None) -> None:
@@ -722,7 +725,7 @@ def on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | Non
     settings = getattr(scene, "unified_particles", None)
     if settings is None or settings.is_baked:
         return
-    if not any(o.unified_particles.role in SIM_ROLES for o in scene.objects):
+    if not any(object_settings(o).role in SIM_ROLES for o in scene.objects):
         if scene.name in _SIMULATIONS:
             free_simulation(scene)
         return
@@ -773,8 +776,8 @@ def _show_frame(sim: Simulation, scene: bpy.types.Scene, depsgraph: bpy.types.De
                 file=sys.stderr,
             )
             sim.ignored_settings = []
-        if scene.unified_particles.last_error:
-            scene.unified_particles.last_error = ""
+        if scene_settings(scene).last_error:
+            scene_settings(scene).last_error = ""
 
 
 def _show_cached(sim: Simulation, scene: bpy.types.Scene, frame: int) -> None:
@@ -800,7 +803,7 @@ def _adopt_user_edits(sim: Simulation) -> None:
         if obj is None:
             continue
         if entry.kind == "RIGID":
-            obj.unified_particles.has_rest = False
+            object_settings(obj).has_rest = False
             _REST_MEMORY.pop(entry.name, None)
         elif entry.kind == "CLOTH":
             mesh_io.remove_attribute(obj.data, REST_ATTRIBUTE)

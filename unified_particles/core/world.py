@@ -70,7 +70,15 @@ from .colliders import (
     plane_contacts,
 )
 from .contacts import COHESION_RANGE_RADII, particle_contacts
-from .distance import DistanceConstraints, GaussSeidelSolver, JacobiSolver, bending_pairs, mesh_edges
+from .distance import (
+    DistanceConstraints,
+    GaussSeidelSolver,
+    JacobiSolver,
+    TetherSolver,
+    bending_pairs,
+    mesh_edges,
+    tethers,
+)
 from .errors import SimulationDivergedError, SimulationInputError
 from .neighbors import find_pairs
 from .shape_matching import ShapeMatching
@@ -269,6 +277,7 @@ class World:
         self._group_self_collides: list[bool] = []
         self._stretch: list[DistanceConstraints] = []
         self._bend: list[DistanceConstraints] = []
+        self._tethers: list[tuple[IntArray, IntArray, FloatArray]] = []
         self._rigid_rotation = np.zeros((0, 3, 3))
         self._rigid_center = np.zeros((0, 3))
         # Touching particles per rigid body in the last small step (for effective contact masses).
@@ -431,6 +440,7 @@ class World:
         self_collision: bool = False,
         friction: float = 0.5,
         name: str | None = None,
+        tether_give: float | None = 0.1,
     ) -> Cloth:
         """Add a cloth: one particle per vertex, distance constraints on edges and across edges.
 
@@ -445,6 +455,9 @@ class World:
                 two diameters in the rest shape are excluded).
             friction: Coulomb coefficient.
             name: optional label.
+            tether_give: pinned cloth only: no vertex gets farther from its nearest pin than
+                (1 + tether_give) times its rest path length along the mesh (long-range attachments,
+                FleX's "tether give"), however heavy the load; 0.1 lets it stretch 10%. None: no tethers.
         """
         v = geometry.as_vertices(vertices)
         f = geometry.as_triangles(faces, len(v))
@@ -481,6 +494,10 @@ class World:
             con.b = con.b + idx[0]
         self._stretch.append(stretch)
         self._bend.append(bending)
+        if tether_give is not None:
+            give = _nonnegative(tether_give, "tether_give")
+            free, anchor, length = tethers(edges, v, pin_local)
+            self._tethers.append((free + idx[0], anchor + idx[0], length * (1.0 + give)))
         body = Cloth(self, idx, group, name, pin_local, len(stretch), len(bending))
         self.bodies.append(body)
         return body
@@ -619,6 +636,8 @@ class World:
             self._body_of_particle[self._shape.idx] = self._shape.body
         self._stretch_all = DistanceConstraints.concatenate(self._stretch, True, n)
         self._bend_all = DistanceConstraints.concatenate(self._bend, False, n)
+        tether = [*self._tethers, (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))]
+        self._tether = TetherSolver(*(np.concatenate([t[k] for t in tether]) for k in range(3)))
         self._solver_cache: dict[float, list[GaussSeidelSolver | JacobiSolver]] = {}
         self._built = True
 
@@ -764,6 +783,10 @@ class World:
         )
         if self._shape is not None:
             self._solve_shape_matching(x_pred, touching)
+        if len(self._tether):
+            # Pinned cloth: no vertex farther from its pin than the cloth allows (long-range
+            # attachments). Before the edges, which then smooth what the tethers pulled.
+            self._tether.solve(x_pred)
         for solver in self._distance_solvers(h):
             solver.solve(x_pred)
         if self._cloth_and_others:
