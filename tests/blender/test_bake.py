@@ -457,6 +457,35 @@ def test_stale_and_mismatched_caches_are_reported(bpy_clean: ModuleType, tmp_pat
     assert "Renamed Cloth" in error
 
 
+def test_changed_frame_range_is_noted_and_frames_outside_hold_the_nearest_baked_pose(
+    bpy_clean: ModuleType, tmp_path: Path
+) -> None:
+    bpy = bpy_clean
+    bake = bake_module()
+    objs = build_scene(bpy)
+    scene = objs["scene"]
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "range.blend"))
+    assert run_op(bpy, "bake") == {"FINISHED"}
+    assert bake.frame_range_note(scene) == ""
+    names = {key: objs[key].name for key in NAMES}
+    last = {key: value[-1] for key, value in playback(bpy, names).items()}
+
+    scene.frame_end = FRAMES + 4
+    note = bake.frame_range_note(scene)
+    assert f"1-{FRAMES + 4}" in note and f"baked 1-{FRAMES}" in note and "Bake again" in note
+    assert not scene.unified_particles_bake.outdated  # a note, not an error: the bake still plays
+    scene.frame_set(FRAMES + 3)
+    for key, name in names.items():
+        obj = bpy.data.objects[name]
+        if key == "rigid_keys":
+            value = np.array([*obj.location, *obj.rotation_quaternion], dtype=np.float32)
+        else:
+            value = evaluated_local(bpy, obj, without_nodes=(key == "points"))
+        np.testing.assert_array_equal(value, last[key], err_msg=key)
+    scene.frame_end = FRAMES
+    assert bake.frame_range_note(scene) == ""
+
+
 def test_unsaved_file_bakes_to_a_temporary_folder_with_a_warning(bpy_clean: ModuleType) -> None:
     bpy = bpy_clean
     objs = build_scene(bpy)

@@ -574,6 +574,24 @@ def _simulation_invalidate(scene: bpy.types.Scene) -> None:
 # Checking a bake against its cache files (stale / mismatched caches)
 
 
+def frame_range_note(scene: bpy.types.Scene) -> str:
+    """A note for the panel when the scene's frame range no longer matches the baked one ('' if it does).
+
+    Not an error: a farm or a user may bake a sub-range on purpose (``--frames``), but after moving
+    the scene's start or end the user should know that frames outside the bake do not move.
+    """
+    state = scene_bake(scene)
+    if not state.baked or state.is_baking:
+        return ""
+    start, end = int(scene.frame_start), int(scene.frame_end)
+    if (start, end) == (int(state.frame_start), int(state.frame_end)):
+        return ""
+    return (
+        f"Scene frames {start}-{end} differ from the baked {state.frame_start}-{state.frame_end}: "
+        "frames outside the bake hold the nearest baked pose. Bake again to cover the new range."
+    )
+
+
 def check_bake(scene: bpy.types.Scene) -> list[str]:
     """Problems of the scene's bake (missing, mismatched or stale caches); empty if all is well."""
     state = scene_bake(scene)

@@ -8,6 +8,7 @@ from typing import Literal
 import bpy
 
 from . import simulation
+from .bake import frame_range_note
 from .properties import presets_for_role
 from .rna import (
     context_scene,
@@ -206,6 +207,11 @@ def _draw_bake(layout: bpy.types.UILayout, context: bpy.types.Context) -> None:
         layout.label(text=f"Baked frames {state.frame_start}-{state.frame_end}", icon="CHECKMARK")
         if state.outdated:
             layout.label(text="Outdated: settings changed since the bake", icon="ERROR")
+        note = frame_range_note(scene)
+        if note:
+            box = layout.box()
+            for i, line in enumerate(_wrap(note, 40)):
+                box.label(text=line, icon="INFO" if i == 0 else "BLANK1")
     messages: tuple[tuple[str, _Icon, bool], ...] = (
         (state.status, "INFO", False),
         (state.error, "ERROR", True),
