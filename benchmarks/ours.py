@@ -1,6 +1,7 @@
 """Our solver (unified_particles.core) on one standard scene, in its own process so peak memory is per scene.
 
     python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M [--frames N] [--budget S] [--profile]
+                              [--ablate LEVER]
 
 S5 (the demo scene, through Blender and the add-on) is benchmarks/demo_s5.py.
 
@@ -191,7 +192,12 @@ def main(argv=None) -> int:
     ap.add_argument("--frames", type=int, default=scenes.FRAMES)
     ap.add_argument("--budget", type=float, default=0.0, help="stop after this many seconds of stepping")
     ap.add_argument("--profile", action="store_true", help="profile the steps (cProfile) into the result")
+    ap.add_argument("--ablate", default="", help="switch one optimisation off (see benchmarks/ablations.py)")
     args = ap.parse_args(argv)
+    if args.ablate:
+        from benchmarks import ablations
+
+        ablations.apply(args.ablate)
     set_budget(args.budget)
     if args.profile:
         enable_profile()

@@ -15,6 +15,8 @@ from benchmarks import scenes
 ROOT = Path(__file__).resolve().parent.parent
 # Hand-written history of what each optimisation bought; copied verbatim into docs/performance.md.
 OPT_LOG = ROOT / "benchmarks" / "optimization_log.md"
+# Table of benchmarks/ablations.py (each optimisation switched off alone), copied into docs/performance.md.
+ABLATIONS = ROOT / "benchmarks" / "results" / "ablations.md"
 # One row per full `make bench` run (appended by benchmarks/run.py), copied into docs/performance.md.
 HISTORY = ROOT / "benchmarks" / "history.md"
 HISTORY_HEADER = [
@@ -338,8 +340,11 @@ def markdown(run: dict, png_rel: str) -> str:
     L += ["", _METHOD, ""]
     if HISTORY.exists():
         L += [HISTORY.read_text().rstrip(), ""]
+    L += ["## What each optimisation bought", ""]
+    if ABLATIONS.exists():
+        L += ["### Switched off one at a time (generated)", "", ABLATIONS.read_text().rstrip(), ""]
     if OPT_LOG.exists():
-        L += [OPT_LOG.read_text().rstrip(), ""]
+        L += ["### Changes, before and after (kept by hand)", "", OPT_LOG.read_text().rstrip(), ""]
     return "\n".join(L)
 
 

@@ -9,7 +9,8 @@ Every scene runs in a fresh subprocess (our solver: benchmarks/ours.py; Blender'
 benchmarks/peers_blender.py through bpy; pypbd: benchmarks/peers_pypbd.py; S5, the demo scene through the
 add-on: benchmarks/demo_s5.py), one after another, so peak
 memory is per scene and runs do not compete for the two cores. Raw results go to
-benchmarks/results/latest.json.
+benchmarks/results/latest.json. A full run then switches each optimisation off in turn
+(benchmarks/ablations.py, skip with --no-ablations) for the "What each optimisation bought" table.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import demo_s5, report
+from benchmarks import ablations, demo_s5, report
 from benchmarks.common import RESULT_TAG
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--frames-1m", type=int, default=12, help="frames for the 1M-grain scene (default 12)")
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile runs of missed time targets")
+    ap.add_argument("--no-ablations", action="store_true", help="skip benchmarks/ablations.py in a full run")
     ap.add_argument("--out", default="", help="report path (default: docs/performance.md for a full run)")
     args = ap.parse_args(argv)
     only = {s.strip() for s in args.only.split(",") if s.strip()} or None
@@ -181,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
             top = (res.get("profile") or [{}])[0]
             print(f"top: {top.get('function', res.get('error', '?'))} {top.get('share', 0):.0%}", flush=True)
         run["profiles"] = profiles
+    if full and not args.no_ablations:
+        print("[ablations] each optimisation switched off in turn (benchmarks/ablations.py) ...", flush=True)
+        ablations.main([])
     raw = RESULTS_DIR / (
         "latest.json" if full else "latest-quick.json" if args.quick else "latest-partial.json"
     )

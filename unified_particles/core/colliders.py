@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import SimulationInputError
+from .fastops import rows_all
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -309,7 +310,7 @@ class MeshCollider:
             moved = q - cache[0]
             if float(np.einsum("ij,ij->i", moved, moved).max(initial=0.0)) < margin * margin:
                 return cache[1]
-        inside = np.all((q >= self._lo - margin) & (q <= self._hi + margin), axis=1)
+        inside = rows_all((q >= self._lo - margin) & (q <= self._hi + margin))
         near = np.flatnonzero(inside)
         near = near[self._coarse_distance(q[near]) < reach + margin]
         self._near_cache = (q.copy(), near, reach) if cacheable else None

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from .fastops import column_max, column_min
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
@@ -60,10 +62,10 @@ def find_pairs(
     if n < 2:
         return empty, empty.copy()
     cell = float(cutoff)
-    lo = x.min(axis=0)
+    origin = column_min(x)
     # +1 so that the -1 neighbour offset of the lowest cell stays a valid non-negative coordinate.
-    c = np.floor((x - lo) / cell).astype(np.int64) + 1
-    dims = c.max(axis=0) + 2
+    c = np.floor((x - origin) / cell).astype(np.int64) + 1
+    dims = column_max(c) + 2
     stride = np.array([dims[1] * dims[2], dims[2], 1], dtype=np.int64)
     key = np.einsum("ij,j->i", c, stride)
     order = np.argsort(key, kind="stable")

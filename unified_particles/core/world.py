@@ -80,6 +80,7 @@ from .distance import (
     tethers,
 )
 from .errors import SimulationDivergedError, SimulationInputError
+from .fastops import column_max, column_min, row_abs_max
 from .neighbors import find_pairs
 from .shape_matching import ShapeMatching
 
@@ -662,7 +663,7 @@ class World:
             # Per axis the deviation from the midrange is at most half the spread (ptp), which
             # bounds |u_i - c| without a per-particle norm.
             moved = x - self._nb_ref
-            half_spread = 0.5 * (moved.max(axis=0) - moved.min(axis=0))
+            half_spread = 0.5 * (column_max(moved) - column_min(moved))
             if float((half_spread * half_spread).sum()) < (0.5 * self.margin) ** 2:
                 return self._nb_i, self._nb_j
         i, j = self._build_candidates(x)
@@ -721,7 +722,7 @@ class World:
         x, v = self._x, self._v
         with np.errstate(invalid="ignore", over="ignore"):
             slow = np.einsum("ij,ij->i", v, v) <= self._divergence_speed() ** 2
-            near = np.abs(x).max(axis=1, initial=0.0) <= geometry.MAX_COORDINATE
+            near = row_abs_max(x) <= geometry.MAX_COORDINATE
         bad: NDArray[np.bool_] = ~(slow & near)  # NaN compares False: counted as bad
         return bad
 

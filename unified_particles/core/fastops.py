@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Reductions over (N, 3) point arrays, column by column.
+
+NumPy 1.26 (the version Blender bundles) reduces an (N, 3) C-ordered array along either axis with a
+slow generic loop: ``x.max(axis=0)`` took 95 us for 3375 points and 2.9 ms for 100k, while the three
+column maxima ``x[:, k].max()`` took 7.6 us and 0.15 ms (12-20x faster; ``python -m
+benchmarks.ablations`` measures it in the scenes). Row reductions over the 3 coordinates
+(``np.abs(x).max(axis=1)``, ``mask.all(axis=1)``) are likewise 8-14x slower than two elementwise
+operations on the columns. The results are identical (max, min and logical and are exact), so these
+helpers change speed only, never a result.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+S = TypeVar("S", bound=np.generic)
+
+
+def column_min(x: NDArray[S]) -> NDArray[S]:
+    """(3,) smallest value per coordinate of (N, 3) points, N >= 1; like ``x.min(axis=0)``."""
+    out: NDArray[Any] = np.array([x[:, 0].min(), x[:, 1].min(), x[:, 2].min()], dtype=x.dtype)
+    return out
+
+
+def column_max(x: NDArray[S]) -> NDArray[S]:
+    """(3,) largest value per coordinate of (N, 3) points, N >= 1; like ``x.max(axis=0)``."""
+    out: NDArray[Any] = np.array([x[:, 0].max(), x[:, 1].max(), x[:, 2].max()], dtype=x.dtype)
+    return out
+
+
+def row_abs_max(x: FloatArray) -> FloatArray:
+    """(N,) largest absolute coordinate of each point; like ``np.abs(x).max(axis=1)`` (NaN stays NaN)."""
+    a = np.abs(x)
+    return np.maximum(np.maximum(a[:, 0], a[:, 1]), a[:, 2])
+
+
+def rows_all(mask: BoolArray) -> BoolArray:
+    """(N,) True where all 3 entries of a row of an (N, 3) mask are; like ``mask.all(axis=1)``."""
+    return mask[:, 0] & mask[:, 1] & mask[:, 2]
