@@ -34,7 +34,7 @@ def _plain_reductions() -> None:
     world.row_abs_max = lambda x: np.abs(x).max(axis=1, initial=0.0)  # type: ignore[attr-defined]
     neighbors.column_max = lambda x: x.max(axis=0)  # type: ignore[attr-defined]
     neighbors.column_min = lambda x: x.min(axis=0)  # type: ignore[attr-defined]
-    colliders.rows_all = lambda m: m.all(axis=1)  # type: ignore[attr-defined]
+    colliders.rows_all = lambda m: m.all(axis=1)  # type: ignore[assignment]
 
 
 def _search_every_step() -> None:
