@@ -329,6 +329,7 @@ def markdown(run: dict, png_rel: str) -> str:
             "",
         ]
     L += ["", f"![time per frame against particle count, log-log]({png_rel})", ""]
+    L += _bake_section(run.get("bake"))
     L += ["## Notes per run", ""]
     for r in run["results"]:
         if r.get("notes"):
@@ -346,6 +347,34 @@ def markdown(run: dict, png_rel: str) -> str:
     if OPT_LOG.exists():
         L += ["### Changes, before and after (kept by hand)", "", OPT_LOG.read_text().rstrip(), ""]
     return "\n".join(L)
+
+
+def _bake_section(bake: list[dict] | dict | None) -> list[str]:
+    """Issue 5's figure: writing a bake of a 100k-vertex cloth next to simulating it."""
+    if not bake:
+        return []
+    L = ["## Writing a bake", ""]
+    if isinstance(bake, dict):
+        return [*L, f"`benchmarks/bench_bake.py` failed: {bake.get('error', '?')}", ""]
+    L += [
+        "`benchmarks/bench_bake.py`: a cloth grid of the size below falls onto a ground plane and is baked "
+        "through the same `BakeJob` as the Bake button. *Simulation* is building the World and stepping it; "
+        "*writing* is everything else the bake does (reading positions, world to local, the point stream, "
+        "the per-frame resume snapshot, the progress file, and the commit: moving files in place, shape keys "
+        "or modifiers, sidecars). Issue 5 asks writing < 10% of the simulation time.",
+        "",
+        "| Output | Vertices | Frames | Simulation (s) | Writing (s) | of which commit (s) "
+        "| Writing / simulation | Verdict |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in bake:
+        frac = r["writing_fraction"]
+        L.append(
+            f"| {r['output']} | {r['vertices']} | {r['frames']} | {r['simulation_s']:.2f} | "
+            f"{r['writing_s']:.3f} | {r['commit_s']:.3f} | {100 * frac:.1f}% | "
+            f"{'PASS' if frac < 0.10 else 'MISS'} |"
+        )
+    return [*L, ""]
 
 
 def _size(n: int) -> str:

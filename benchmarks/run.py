@@ -10,7 +10,8 @@ benchmarks/peers_blender.py through bpy; pypbd: benchmarks/peers_pypbd.py; S5, t
 add-on: benchmarks/demo_s5.py), one after another, so peak
 memory is per scene and runs do not compete for the two cores. Raw results go to
 benchmarks/results/latest.json. A full run then switches each optimisation off in turn
-(benchmarks/ablations.py, skip with --no-ablations) for the "What each optimisation bought" table.
+(benchmarks/ablations.py, skip with --no-ablations) for the "What each optimisation bought" table,
+and times writing a bake of a 100k-vertex cloth (benchmarks/bench_bake.py, skip with --no-bake).
 """
 
 from __future__ import annotations
@@ -139,6 +140,23 @@ def _run_job(job: Job) -> dict:
     }
 
 
+def bake_cost() -> list[dict] | dict:
+    """benchmarks/bench_bake.py in its own process: the bake's writing time next to its simulation."""
+    out = RESULTS_DIR / "bench_bake.json"
+    out.unlink(missing_ok=True)
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_bake.py"), "--json", str(out)]
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out after 1800 s"}
+    if not out.exists():
+        tail = " | ".join((p.stderr or p.stdout).strip().splitlines()[-3:])
+        return {"error": f"exit {p.returncode}: {tail}"[-600:]}
+    print(p.stdout.strip(), flush=True)
+    results: list[dict] = json.loads(out.read_text())
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="12 frames, skip 1M grains, do not touch docs/")
@@ -150,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frames-1m", type=int, default=12, help="frames for the 1M-grain scene (default 12)")
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile runs of missed time targets")
     ap.add_argument("--no-ablations", action="store_true", help="skip benchmarks/ablations.py in a full run")
+    ap.add_argument("--no-bake", action="store_true", help="skip benchmarks/bench_bake.py in a full run")
     ap.add_argument("--out", default="", help="report path (default: docs/performance.md for a full run)")
     args = ap.parse_args(argv)
     only = {s.strip() for s in args.only.split(",") if s.strip()} or None
@@ -183,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
             top = (res.get("profile") or [{}])[0]
             print(f"top: {top.get('function', res.get('error', '?'))} {top.get('share', 0):.0%}", flush=True)
         run["profiles"] = profiles
+    if full and not args.no_bake:
+        print("[bake] writing a bake of a 100k-vertex cloth (benchmarks/bench_bake.py) ...", flush=True)
+        run["bake"] = bake_cost()
     if full and not args.no_ablations:
         print("[ablations] each optimisation switched off in turn (benchmarks/ablations.py) ...", flush=True)
         ablations.main([])

@@ -56,3 +56,35 @@ def test_moving_platform_drags_box_through_friction() -> None:
     assert carried == pytest.approx(u * 1.0, rel=0.05)
     assert box.center[2] == pytest.approx(0.25, abs=5e-3)
     assert w.velocities[box.indices][:, 0].mean() == pytest.approx(u, rel=0.05)
+
+
+def test_contact_lookup_matches_the_volumes_own_query_inside_and_outside_the_grid() -> None:
+    # The per-step lookup (coordinate-major, only points in reach) must give the distance and normal of
+    # SDFVolume.query, the reference trilinear interpolation, for points inside the grid and beyond it.
+    from unified_particles.core.primitives import uv_sphere_mesh
+
+    r = 0.05
+    w = World(radius=r)
+    rot = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    m = np.eye(4)
+    m[:3, :3] = rot
+    m[:3, 3] = [0.3, -0.2, 1.0]
+    col = w.add_collider_mesh(*uv_sphere_mesh(0.5, segments=24, rings=12), transform=m)
+    rng = np.random.default_rng(3)
+    # Around the surface, out to beyond the volume's grid (padded 2 r + 2 cells around the mesh).
+    direction = rng.normal(size=(4000, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    local = direction * rng.uniform(0.3, 0.5 + 6 * r, size=(4000, 1))
+    world_points = local @ rot.T + m[:3, 3]
+    found = col.contacts(world_points, 1.0, 1.0 / 24.0)
+    dist, normal = col._sdf.query(local)
+    expected = np.flatnonzero(dist < r)
+    assert 500 < len(expected) < 3000
+    vol = col._sdf
+    grid_hi = vol.origin + (np.array(vol.distance.shape) - 1) * vol.cell_size
+    outside = np.any((local < vol.origin) | (local > grid_hi), axis=1)
+    assert np.count_nonzero(outside) > 100  # some lie outside the grid, where the lookup clamps
+    np.testing.assert_array_equal(np.sort(found.idx), expected)
+    order = np.argsort(found.idx)
+    np.testing.assert_allclose(found.depth[order], r - dist[expected], atol=1e-12)
+    np.testing.assert_allclose(found.normal[order], normal[expected] @ rot.T, atol=1e-9)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unified_particles.core.fastops import column_max, column_min, row_abs_max, rows_all
+from unified_particles.core.fastops import column_max, column_min, rotate_translate, row_abs_max, rows_all
 
 
 def test_reductions_equal_numpy_bit_for_bit() -> None:
@@ -28,3 +28,11 @@ def test_nan_and_inf_are_not_hidden() -> None:
     assert np.isnan(out[1])
     assert out[2] == np.inf
     assert not (out[1] <= 1e6)
+
+
+def test_rotate_translate_is_the_affine_map() -> None:
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(500, 3))
+    m = rng.normal(size=(3, 3))
+    c = rng.normal(size=3)
+    np.testing.assert_allclose(rotate_translate(x, m, c), x @ m + c, rtol=0, atol=1e-12)

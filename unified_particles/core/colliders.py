@@ -15,10 +15,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import SimulationInputError
-from .fastops import rows_all
+from .fastops import rotate_translate, rows_all
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+
+# The 8 corners of a grid cell, (a, b, c) in {0, 1}^3 in the order 4a + 2b + c.
+_CORNERS = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=np.int64)
 
 
 @dataclass
@@ -237,7 +240,8 @@ class MeshCollider:
         cell = self.cell_size if self.cell_size is not None else max(self.radius, extent / 128.0)
         self._sdf = vol = SDFVolume.from_mesh(shape_vertices, faces, cell, 2.0 * self.radius + 2.0 * cell)
         self._dist_flat = np.asarray(vol.distance, dtype=np.float64).reshape(-1)
-        self._grad_flat = np.asarray(vol.gradient, dtype=np.float64).reshape(-1, 3)
+        # Gradient per coordinate, each contiguous, for the coordinate-major lookup.
+        self._grad_xyz = np.ascontiguousarray(np.asarray(vol.gradient, dtype=np.float64).reshape(-1, 3).T)
         self._pose_cache: dict[bytes, tuple[FloatArray, FloatArray]] = {}
         self._near_cache: tuple[FloatArray, IntArray, float] | None = None
         self._scale = s
@@ -283,14 +287,14 @@ class MeshCollider:
             t = t0 + alpha * (t1 - t0)
         else:
             r, t = r1, t1
-        q = np.einsum("ij,jk->ik", x - t, r)
+        q = rotate_translate(x, r, -(t @ r))  # (x - t) R: world to local
         reach = self.radius + tolerance
         near = self._near_points(q, reach, cacheable=not moving)
         idx, depth, normal_local = self._query_contacts(q, near, reach)
         ql = q[idx]
-        normal = np.einsum("ij,kj->ik", normal_local, r)
+        normal = normal_local @ r.T
         if moving and dt_frame > 0.0:
-            velocity = (np.einsum("ij,kj->ik", ql, r1 - r0) + (t1 - t0)) / dt_frame
+            velocity = rotate_translate(ql, (r1 - r0).T, t1 - t0) / dt_frame
         else:
             velocity = np.zeros_like(normal)
         friction = np.full(idx.shape, self.friction)
@@ -337,7 +341,9 @@ class MeshCollider:
 
         Same interpolation as ``SDFVolume.query`` but with one flat ``take`` of the 8 cell corners and
         normals only for the few points in contact (the volume's own query is used where the
-        interpolated gradient vanishes). Returns (idx, depth, local normal).
+        interpolated gradient vanishes). The arithmetic is coordinate-major, on (3, k) and (8, k)
+        arrays: NumPy 1.26 handles those 1.5x faster than (k, 3) and (k, 8) rows (see ``fastops``).
+        Returns (idx, depth, local normal).
         """
         vol = self._sdf
         if near.size == 0:
@@ -345,34 +351,35 @@ class MeshCollider:
         shape = np.array(vol.distance.shape, dtype=np.int64)  # type: ignore[attr-defined]
         strides = np.array([shape[1] * shape[2], shape[2], 1], dtype=np.int64)
         cell = float(vol.cell_size)  # type: ignore[attr-defined]
-        u = (q[near] - vol.origin) / cell  # type: ignore[attr-defined]
-        uc = np.clip(u, 0.0, (shape - 1).astype(np.float64))
-        p = q[near]
-        base = np.minimum(np.floor(uc).astype(np.int64), shape - 2)
+        pt = np.take(q, near, axis=0).T  # (3, k)
+        u = (pt - vol.origin[:, None]) * (1.0 / cell)  # type: ignore[attr-defined]
+        uc = np.minimum(np.maximum(u, 0.0), (shape - 1).astype(np.float64)[:, None])
+        # uc >= 0, so truncation is the floor.
+        base = np.minimum(uc.astype(np.int64), (shape - 2)[:, None])
         f = uc - base
-        corners = (
-            np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=np.int64) @ strides
-        )
-        idx8 = np.einsum("ij,j->i", base, strides)[:, None] + corners
-        wx = np.stack([1.0 - f[:, 0], f[:, 0]], axis=1)
-        wy = np.stack([1.0 - f[:, 1], f[:, 1]], axis=1)
-        wz = np.stack([1.0 - f[:, 2], f[:, 2]], axis=1)
-        w8 = (wx[:, :, None, None] * wy[:, None, :, None] * wz[:, None, None, :]).reshape(-1, 8)
-        dist = np.einsum("pk,pk->p", w8, self._dist_flat.take(idx8))
+        g = 1.0 - f
+        idx = base[0] * strides[0] + base[1] * strides[1] + base[2]
+        idx8 = idx[None, :] + (_CORNERS @ strides)[:, None]  # (8, k), corner (a, b, c) at 4a + 2b + c
+        wxy = np.stack([g[0] * g[1], g[0] * f[1], f[0] * g[1], f[0] * f[1]])
+        w8 = np.empty((8, len(idx)))
+        w8[0::2] = wxy * g[2]
+        w8[1::2] = wxy * f[2]
+        dist = (w8 * self._dist_flat.take(idx8)).sum(axis=0)
         offset = (u - uc) * cell
-        outside = np.sqrt(np.einsum("ij,ij->i", offset, offset))
+        outside = np.sqrt(offset[0] * offset[0] + offset[1] * offset[1] + offset[2] * offset[2])
         out = outside > 0.0
         dist = np.where(out, outside + np.maximum(dist, 0.0), dist)
         hit = np.flatnonzero(dist < reach)
-        g = np.einsum("hk,hkc->hc", w8[hit], self._grad_flat.take(idx8[hit], axis=0))
-        length = np.sqrt(np.einsum("ij,ij->i", g, g))
+        i8, wh = idx8[:, hit], w8[:, hit]
+        grad = np.stack([(wh * self._grad_xyz[c].take(i8)).sum(axis=0) for c in range(3)])
+        length = np.sqrt(grad[0] * grad[0] + grad[1] * grad[1] + grad[2] * grad[2])
         weak = length < 1e-3
-        normal = g / np.where(weak, 1.0, length)[:, None]
+        normal = (grad / np.where(weak, 1.0, length)).T
         if weak.any():
-            normal[weak] = vol.query(p[hit[weak]])[1]  # type: ignore[attr-defined]
+            normal[weak] = vol.query(pt.T[hit[weak]])[1]  # type: ignore[attr-defined]
         oh = out[hit]
         if oh.any():
-            normal[oh] = offset[hit[oh]] / outside[hit[oh], None]
+            normal[oh] = (offset[:, hit[oh]] / outside[hit[oh]]).T
         return near[hit].astype(np.int64), self.radius - dist[hit], normal
 
     def _end_frame(self) -> None:

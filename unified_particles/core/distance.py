@@ -139,6 +139,11 @@ class GaussSeidelSolver:
     For constraint k between a and b: k_a = w_a / (w_a + w_b + alpha~), k_b likewise, so that one
     pass is dx_a = k_a (L / |d| - 1) d, dx_b = -k_b (L / |d| - 1) d with d = x_a - x_b: the XPBD
     update with lambda starting at zero. Each colour gathers its particles once and scatters once.
+
+    The arithmetic runs coordinate-major, on (3, m) arrays: NumPy 1.26 scales the rows of an (m, 3)
+    array by an (m,) factor 8-10x slower than it scales a (3, m) array (78 us against 9 us for
+    12 000 rows), so the positions are transposed once per pass (8 us for 4 225 vertices) and each
+    colour gathers and scatters columns.
     """
 
     def __init__(
@@ -146,6 +151,7 @@ class GaussSeidelSolver:
     ) -> None:
         assert con.colour_slices is not None
         self.h = h
+        n = len(inv_mass)
         wa, wb = inv_mass[con.a], inv_mass[con.b]
         denom = wa + wb + con.compliance / (h * h)
         safe = np.where(denom > 0.0, denom, 1.0)
@@ -156,23 +162,24 @@ class GaussSeidelSolver:
         for c in range(len(sl) - 1):
             s = slice(int(sl[c]), int(sl[c + 1]))
             ab = np.concatenate([con.a[s], con.b[s]])
-            ab3 = (ab[:, None] * 3 + np.arange(3)).ravel()
-            self.colours.append((ab, ab3, ka[s, None], kb[s, None], con.rest_length[s]))
+            # Flat indices of the colour's particles in the (3, N) coordinate-major copy.
+            flat = (np.arange(3, dtype=np.int64)[:, None] * n + ab[None, :]).ravel()
+            self.colours.append((ab, flat, ka[s], kb[s], con.rest_length[s]))
 
     def solve(self, x: FloatArray) -> None:
-        """One pass over all colours, updating ``x`` (N, 3, C-contiguous) in place."""
-        flat = x.reshape(-1)
-        for ab, ab3, ka, kb, rest in self.colours:
+        """One pass over all colours, updating ``x`` (N, 3) in place."""
+        xt = np.ascontiguousarray(x.T)
+        flat = xt.reshape(-1)
+        for ab, flat_ab, ka, kb, rest in self.colours:
             m = len(rest)
-            # np.take / flat assignment are several times faster than x[ab] row fancy indexing.
-            xab = np.take(x, ab, axis=0)
-            xa, xb = xab[:m], xab[m:]
-            d = xa - xb
-            dist = np.sqrt(np.einsum("ij,ij->i", d, d))
-            d *= (rest / np.maximum(dist, 1e-12) - 1.0)[:, None]
-            xa += ka * d
-            xb -= kb * d
-            flat[ab3] = xab.reshape(-1)
+            g = np.take(xt, ab, axis=1)  # (3, 2m): a-sides then b-sides
+            d = g[:, :m] - g[:, m:]
+            dist = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+            d *= rest / np.maximum(dist, 1e-12) - 1.0
+            g[:, :m] += d * ka
+            g[:, m:] -= d * kb
+            flat[flat_ab] = g.reshape(-1)
+        x[...] = xt.T
 
 
 class JacobiSolver:
@@ -180,8 +187,8 @@ class JacobiSolver:
 
     Used for bending: soft, and one pass with a few large array operations is much cheaper than a
     round of NumPy calls per colour. Coefficients are precomputed for one step size like
-    :class:`GaussSeidelSolver`; corrections are summed with one ``np.bincount`` over a flat
-    ``idx * 3 + k`` layout, divided by each particle's constraint count and scaled by ``relaxation``.
+    :class:`GaussSeidelSolver`; corrections are summed per coordinate with ``np.bincount``, divided
+    by each particle's constraint count and scaled by ``relaxation``.
     """
 
     def __init__(
@@ -196,23 +203,26 @@ class JacobiSolver:
         self.m = len(con.a)
         ab = np.concatenate([con.a, con.b])
         self.ab = ab
-        self.flat = (ab[:, None] * 3 + np.arange(3)).ravel()
         count = np.bincount(ab, minlength=n).astype(np.float64)
-        self.n3 = 3 * n
-        self.k = np.concatenate(
-            [np.where(denom > 0.0, wa / safe, 0.0), -np.where(denom > 0.0, wb / safe, 0.0)]
-        )
+        self.n = n
+        k = np.concatenate([np.where(denom > 0.0, wa / safe, 0.0), -np.where(denom > 0.0, wb / safe, 0.0)])
         # Per-particle factor omega / n_i folded into the per-constraint coefficients.
-        self.k = (self.k * relaxation / np.maximum(count[ab], 1.0))[:, None]
+        self.k = k * relaxation / np.maximum(count[ab], 1.0)
+        self._acc = np.empty((n, 3))
 
     def solve(self, x: FloatArray) -> None:
-        """One Jacobi pass, updating ``x`` (N, 3) in place."""
-        xab = np.take(x, self.ab, axis=0)
-        d = xab[: self.m] - xab[self.m :]
-        dist = np.sqrt(np.einsum("ij,ij->i", d, d))
-        d *= (self.rest / np.maximum(dist, 1e-12) - 1.0)[:, None]
-        delta = self.k * np.concatenate([d, d])
-        x += np.bincount(self.flat, weights=delta.ravel(), minlength=self.n3).reshape(x.shape)
+        """One Jacobi pass, updating ``x`` (N, 3) in place (coordinate-major, see GaussSeidelSolver)."""
+        m, n = self.m, self.n
+        g = np.take(np.ascontiguousarray(x.T), self.ab, axis=1)  # (3, 2m)
+        d = g[:, :m] - g[:, m:]
+        dist = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+        d *= self.rest / np.maximum(dist, 1e-12) - 1.0
+        delta = np.concatenate([d, d], axis=1)
+        delta *= self.k
+        acc = self._acc
+        for axis in range(3):
+            acc[:, axis] = np.bincount(self.ab, weights=delta[axis], minlength=n)
+        x += acc
 
 
 def tethers(edges: IntArray, x: FloatArray, pinned: IntArray) -> tuple[IntArray, IntArray, FloatArray]:

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Reductions over (N, 3) point arrays, column by column.
+"""Reductions and affine maps over (N, 3) point arrays, column by column.
 
 NumPy 1.26 (the version Blender bundles) reduces an (N, 3) C-ordered array along either axis with a
 slow generic loop: ``x.max(axis=0)`` took 95 us for 3375 points and 2.9 ms for 100k, while the three
@@ -7,7 +7,8 @@ column maxima ``x[:, k].max()`` took 7.6 us and 0.15 ms (12-20x faster; ``python
 benchmarks.ablations`` measures it in the scenes). Row reductions over the 3 coordinates
 (``np.abs(x).max(axis=1)``, ``mask.all(axis=1)``) are likewise 8-14x slower than two elementwise
 operations on the columns. The results are identical (max, min and logical and are exact), so these
-helpers change speed only, never a result.
+helpers change speed only, never a result. Broadcasting a (3,) vector over (N, 3) rows is slow for the
+same reason (34 us for 4 225 points, against 23 us for a matrix product and three column updates).
 """
 
 from __future__ import annotations
@@ -43,3 +44,12 @@ def row_abs_max(x: FloatArray) -> FloatArray:
 def rows_all(mask: BoolArray) -> BoolArray:
     """(N,) True where all 3 entries of a row of an (N, 3) mask are; like ``mask.all(axis=1)``."""
     return mask[:, 0] & mask[:, 1] & mask[:, 2]
+
+
+def rotate_translate(x: FloatArray, m: FloatArray, c: FloatArray) -> FloatArray:
+    """(N, 3) new array ``x @ m + c`` for a (3, 3) matrix and a (3,) offset, added column by column."""
+    out: FloatArray = x @ m
+    out[:, 0] += c[0]
+    out[:, 1] += c[1]
+    out[:, 2] += c[2]
+    return out
