@@ -87,7 +87,6 @@ from .shape_matching import ShapeMatching
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-_K3 = np.arange(3, dtype=np.int64)
 # Rough peak bytes per particle during a step (state, model, candidate pairs and temporaries).
 BYTES_PER_PARTICLE = 1200
 # Cloth particles closer than this many diameters in the rest shape never self-collide.
@@ -607,6 +606,7 @@ class World:
         self._inv_mass: FloatArray = cat("inv_mass", (0,))
         self._contact_inv_mass: FloatArray = cat("contact_inv_mass", (0,))
         self._dynamic = (self._inv_mass > 0.0)[:, None]
+        self._dynamic_f = (self._inv_mass > 0.0).astype(np.float64)
         self._group: IntArray = cat("group", (0,), np.int64)
         self._kind: IntArray = cat("kind", (0,), np.int64)
         self._friction: FloatArray = cat("friction", (0,))
@@ -759,7 +759,9 @@ class World:
         s = self.settings
         x, v = self._x, self._v
         # 1. External forces, damping, speed limit; predict positions x*.
-        v += (h * self.gravity) * self._dynamic
+        for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
+            if self.gravity[axis] != 0.0:
+                v[:, axis] += (h * self.gravity[axis]) * self._dynamic_f
         if s.damping > 0.0:
             v *= np.exp(-s.damping * h)
         if np.isfinite(s.max_speed):
@@ -919,10 +921,11 @@ class World:
     def _apply_jacobi(self, x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> IntArray:
         """x_i += omega / n_i * sum of the corrections on i (paper Eq. 11); returns the counts n_i."""
         n = len(x)
-        flat = (idx[:, None] * 3 + _K3).ravel()
-        acc = np.bincount(flat, weights=delta.ravel(), minlength=3 * n).reshape(n, 3)
         count = np.bincount(idx, minlength=n)
-        x += acc * (omega / np.maximum(count, 1))[:, None]
+        scale = omega / np.maximum(count, 1)
+        # Coordinate by coordinate: NumPy 1.26 is slow at (N, 3) x (N, 1) broadcasting (see fastops).
+        for axis in range(3):
+            x[:, axis] += np.bincount(idx, weights=delta[:, axis], minlength=n) * scale
         return count
 
     def _apply_pair_jacobi(self, x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> None:
@@ -937,9 +940,9 @@ class World:
         count = np.bincount(idx, minlength=n)
         k = len(idx) // 2
         scale = omega / np.maximum(count[idx[:k]], count[idx[k:]])
-        weighted = delta * np.concatenate([scale, scale])[:, None]
-        flat = (idx[:, None] * 3 + _K3).ravel()
-        x += np.bincount(flat, weights=weighted.ravel(), minlength=3 * n).reshape(n, 3)
+        scale2 = np.concatenate([scale, scale])
+        for axis in range(3):
+            x[:, axis] += np.bincount(idx, weights=delta[:, axis] * scale2, minlength=n)
 
     def _scaled_contact_inv_mass(self, x_pred: FloatArray) -> FloatArray:
         """Contact inverse masses: rigid particles' effective mass, then shock propagation.
