@@ -220,6 +220,21 @@ def test_a_radius_needing_too_many_particles_is_refused_within_a_second(bpy_clea
     assert scene.unified_particles.last_error == ""
 
 
+def test_make_rigid_refuses_at_once_a_body_too_big_for_the_radius(bpy_clean: ModuleType) -> None:
+    bpy = bpy_clean
+    scene = small_scene(bpy, radius=0.1)
+    scene.unified_particles.particle_radius = 1e-4
+    cube = add_cube(bpy, 2.0, (0.0, 0.0, 2.0))
+    began = time.perf_counter()
+    with pytest.raises(RuntimeError, match="'Cube' as a rigid body would make") as info:
+        run_op(bpy, "make_rigid", cube)
+    assert time.perf_counter() - began < 1.0
+    assert "use a particle radius of at least" in str(info.value)
+    assert cube.unified_particles.role == "NONE"  # nothing changed
+    scene.unified_particles.particle_radius = 0.1
+    assert run_op(bpy, "make_rigid", cube) == {"FINISHED"}
+
+
 # ------------------------------------------------------------------------------------------------ files
 
 

@@ -156,6 +156,17 @@ class UNIFIED_PARTICLES_OT_make_rigid(_MakeOperator):
             return (
                 f"{obj.name!r} is flat and has no volume: make it cloth or a collider, or give it thickness"
             )
+        # Refuse a body that could never be simulated at this radius now, not at the next frame.
+        from ..core import SimulationInputError, World
+        from ..core.geometry import estimate_interior_count
+
+        radius = float(scene_settings(context_scene(context)).particle_radius)
+        try:
+            World(radius=radius).check_capacity(
+                estimate_interior_count(vertices, tris, 2.0 * radius), f"{obj.name!r} as a rigid body"
+            )
+        except SimulationInputError as exc:
+            return str(exc)
         return None
 
 

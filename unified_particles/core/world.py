@@ -324,6 +324,14 @@ class World:
         return a
 
     # ------------------------------------------------------------------ bodies
+    def check_capacity(self, new_particles: int, what: str = "this") -> None:
+        """Raise SimulationInputError if ``new_particles`` more would not fit in the memory limit.
+
+        The message names the memory needed and the smallest particle radius that fits. Front ends
+        call it with an estimate (``geometry.estimate_interior_count``) before they build anything.
+        """
+        self._check_memory(new_particles, what)
+
     def _check_memory(self, new_particles: int, what: str) -> None:
         total = self.particle_count + int(new_particles)
         need = total * BYTES_PER_PARTICLE
