@@ -98,7 +98,7 @@ def _add_at_accumulation() -> None:
         count = np.bincount(idx, minlength=len(x))
         k = len(idx) // 2
         scale = omega / np.maximum(count[idx[:k]], count[idx[k:]])
-        np.add.at(x, idx, delta * np.concatenate([scale, scale])[:, None])
+        np.add.at(x, idx, delta.T * np.concatenate([scale, scale])[:, None])
 
     distance.JacobiSolver.solve = jacobi_solve  # type: ignore[method-assign]
     world.World._apply_pair_jacobi = pair_jacobi  # type: ignore[method-assign]

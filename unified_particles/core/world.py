@@ -942,15 +942,15 @@ class World:
         Eq. 11 divides the sum at particle i by its constraint count n_i; for a pair whose ends have
         different counts that breaks Newton's third law. Scaling each pair by 1 / max(n_i, n_j)
         bounds every particle's total the same way while keeping both sides' corrections opposite.
-        ``idx``/``delta`` hold the K i-sides first, then the K j-sides.
+        ``idx``/``delta`` hold the K i-sides first, then the K j-sides; ``delta`` is (3, 2K).
         """
         n = len(x)
         count = np.bincount(idx, minlength=n)
         k = len(idx) // 2
         scale = omega / np.maximum(count[idx[:k]], count[idx[k:]])
         scale2 = np.concatenate([scale, scale])
-        for axis in range(3):
-            x[:, axis] += np.bincount(idx, weights=delta[:, axis] * scale2, minlength=n)
+        for axis in range(3):  # delta is coordinate-major, (3, 2K)
+            x[:, axis] += np.bincount(idx, weights=delta[axis] * scale2, minlength=n)
 
     def _scaled_contact_inv_mass(self, x_pred: FloatArray) -> FloatArray:
         """Contact inverse masses: rigid particles' effective mass, then shock propagation.
@@ -989,8 +989,9 @@ class World:
         local = self._sdf_normal_local
 
         def normal(idx: IntArray) -> FloatArray:
-            # Non-rigid particles have a zero local normal, so any rotation gives zero.
-            return np.asarray(np.einsum("kij,kj->ki", rotation[body_of[idx]], local[idx]), dtype=np.float64)
+            # (3, K), coordinate-major. Non-rigid particles have a zero local normal, so any rotation
+            # gives zero.
+            return np.asarray(np.einsum("kij,kj->ik", rotation[body_of[idx]], local[idx]), dtype=np.float64)
 
         return self._sdf_depth, normal
 
