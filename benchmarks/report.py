@@ -473,7 +473,10 @@ _METHOD = f"""## Method
   same lattice with 25x20x20, 50x50x40 and 100x100x100 grains.
 - Timing: {scenes.FRAMES} frames at {scenes.FPS} fps; each frame timed alone (`World.step(1/24)` for ours,
   `scene.frame_set(f)` for Blender, frame 1 being the rest state, `TimeStepController.step` for pypbd);
-  the median is reported. Quality figures are computed between frames, outside the timed region. S4 1M runs
+  the median is reported. S1-S3 (the ratio targets) run 3 times, peers and ours alternating, and each
+  solver's fastest run is kept (`--repeats`): other work on the shared machine only adds time, and one S1
+  run measured 41 ms/frame at a busy moment against 27 ms minutes later. Quality figures are computed
+  between frames, outside the timed region. S4 1M runs
   12 frames (its lowest grains land from frame 8 on, so its peak memory includes contacts; its time per
   frame is compared like for like with the first 12 frames of 10k and 100k under the results table). Our
   solver has a per-scene time budget (600 s of stepping); a scene that hits it reports the frames it ran.

@@ -34,6 +34,10 @@ DOC = ROOT / "docs" / "performance.md"
 PNG = ROOT / "docs" / "images" / "perf_scaling.png"
 
 
+# Scenes whose targets are ratios to a peer: run several times, alternating, fastest run kept.
+RATIO_SCENES = ("S1", "S2", "S3")
+
+
 @dataclass
 class Job:
     scene: str
@@ -169,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile runs of missed time targets")
     ap.add_argument("--no-ablations", action="store_true", help="skip benchmarks/ablations.py in a full run")
     ap.add_argument("--no-bake", action="store_true", help="skip benchmarks/bench_bake.py in a full run")
+    ap.add_argument(
+        "--repeats", type=int, default=3, help="runs of each ratio scene (S1-S3), fastest kept (default 3)"
+    )
     ap.add_argument("--out", default="", help="report path (default: docs/performance.md for a full run)")
     args = ap.parse_args(argv)
     only = {s.strip() for s in args.only.split(",") if s.strip()} or None
@@ -186,6 +193,25 @@ def main(argv: list[str] | None = None) -> int:
         res = run_job(job)
         results.append(res)
         print(report.one_line(res), flush=True)
+    if args.repeats > 1:
+        # The ratio scenes again, peers and ours alternating, keeping each solver's fastest run: other
+        # work on the shared machine only ever adds time (one S1 run measured 41 ms/frame at a busy
+        # moment against 27 ms minutes later), and alternating exposes both sides of a ratio alike.
+        again = [i for i, j in enumerate(todo) if j.scene in RATIO_SCENES]
+        for rep in range(2, args.repeats + 1):
+            for i in again:
+                job = todo[i]
+                print(f"[run {rep}] {job.scene:8s} {job.solver:22s} ...", end=" ", flush=True)
+                res = run_job(job)
+                print(report.one_line(res), flush=True)
+                best = results[i]
+                if res.get("ms_per_frame") is not None and (
+                    best.get("ms_per_frame") is None or res["ms_per_frame"] < best["ms_per_frame"]
+                ):
+                    results[i] = res
+        for i in again:
+            if results[i].get("ms_per_frame") is not None:
+                results[i]["notes"] = (results[i].get("notes") or "") + f"; fastest of {args.repeats} runs"
 
     machine["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     run = {"quick": args.quick, "machine": machine, "results": results}

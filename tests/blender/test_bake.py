@@ -89,21 +89,26 @@ def evaluated_local(bpy: ModuleType, obj: Any, without_nodes: bool = False) -> n
     return flat.reshape(-1, 3)
 
 
+def shown(bpy: ModuleType, names: dict[str, str]) -> dict[str, np.ndarray]:
+    """What the scene shows at the current frame, per object (rigid keyframes also as a matrix)."""
+    out: dict[str, np.ndarray] = {}
+    for key, name in names.items():
+        obj = bpy.data.objects[name]
+        if key == "rigid_keys":
+            out[key] = np.array([*obj.location, *obj.rotation_quaternion], dtype=np.float32)
+            out[key + "_matrix"] = np.array([list(r) for r in obj.matrix_world], dtype=np.float64)
+        else:
+            out[key] = evaluated_local(bpy, obj, without_nodes=(key == "points"))
+    return out
+
+
 def playback(bpy: ModuleType, names: dict[str, str]) -> dict[str, np.ndarray]:
     """What the baked scene shows at every frame: per-object arrays (frames, ...)."""
     scene = bpy.context.scene
     out: dict[str, list[np.ndarray]] = {}
     for frame in range(1, FRAMES + 1):
         scene.frame_set(frame)
-        for key, name in names.items():
-            obj = bpy.data.objects[name]
-            if key == "rigid_keys":
-                value = np.array([*obj.location, *obj.rotation_quaternion], dtype=np.float32)
-                out.setdefault(key + "_matrix", []).append(
-                    np.array([list(r) for r in obj.matrix_world], dtype=np.float64)
-                )
-            else:
-                value = evaluated_local(bpy, obj, without_nodes=(key == "points"))
+        for key, value in shown(bpy, names).items():
             out.setdefault(key, []).append(value)
     return {k: np.array(v) for k, v in out.items()}
 
@@ -477,12 +482,7 @@ def test_changed_frame_range_is_noted_and_frames_outside_hold_the_nearest_baked_
     assert "Bake again" in note
     assert not scene.unified_particles_bake.outdated  # a note, not an error: the bake still plays
     scene.frame_set(FRAMES + 3)
-    for key, name in names.items():
-        obj = bpy.data.objects[name]
-        if key == "rigid_keys":
-            value = np.array([*obj.location, *obj.rotation_quaternion], dtype=np.float32)
-        else:
-            value = evaluated_local(bpy, obj, without_nodes=(key == "points"))
+    for key, value in shown(bpy, names).items():
         np.testing.assert_array_equal(value, last[key], err_msg=key)
     scene.frame_end = FRAMES
     assert bake.frame_range_note(scene) == ""
