@@ -140,10 +140,29 @@ def test_damping_is_exponential_and_max_speed_clamps() -> None:
 
 
 def test_sleep_threshold_freezes_slow_particles_only() -> None:
-    w = World(radius=0.05, gravity=(0, 0, 0), sleep_threshold=0.1)
-    w.add_granular([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    # Two grains resting on the ground plane (centres at z = r), one sliding slowly and one fast.
+    r = 0.05
+    w = World(radius=r, sleep_threshold=0.1)
+    w.add_collider_plane((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), friction=0.0)
+    w.add_granular([[0.0, 0.0, r], [1.0, 0.0, r]], friction=0.0)
     w.velocities[0] = [0.05, 0.0, 0.0]
     w.velocities[1] = [0.5, 0.0, 0.0]
     w.step(1.0 / 24.0)
-    np.testing.assert_array_equal(w.positions[0], [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(w.positions[0], [0.0, 0.0, r])  # slower than 0.1 m/s on the ground
+    # Frictionless plane: the fast grain slides on at 0.5 m/s, x = 1 + v t.
     assert w.positions[1, 0] == pytest.approx(1.0 + 0.5 / 24.0)
+
+
+def test_sleep_threshold_does_not_hold_bodies_starting_at_rest_in_the_air() -> None:
+    # One small step of gravity gives only g h = 9.81 / 384 = 0.026 m/s, below the threshold: a speed
+    # test alone would keep these hanging forever. Nothing touches them, so they fall freely:
+    # z(t) = z0 - g t^2 / 2 up to the integrator's own error (symplectic Euler over 16 small steps,
+    # g t h / 2 = 0.0053 m after one frame of 1/24 s).
+    w = World(radius=0.05, sleep_threshold=0.1)
+    grain = w.add_granular([[0.0, 0.0, 2.0]])
+    box = w.add_rigid(*box_mesh((0.3, 0.3, 0.3), (1.0, 0.0, 2.0)))
+    w.step(1.0 / 24.0)
+    t = 1.0 / 24.0
+    drop = 9.81 * t * t / 2.0
+    assert w.positions[grain.indices[0], 2] == pytest.approx(2.0 - drop, abs=0.006)
+    assert box.center[2] == pytest.approx(2.0 - drop, abs=0.006)

@@ -238,7 +238,7 @@ class UNIFIED_PARTICLES_PG_scene(bpy.types.PropertyGroup):
     )
     sleep_threshold: FloatProperty(  # type: ignore[valid-type]
         name="Sleep Threshold",
-        description="Particles slower than this stop moving (m/s); 0 turns sleeping off",
+        description="Particles touching something and slower than this stop (m/s); 0 turns sleeping off",
         default=_DEFAULTS.sleep_threshold,
         min=0.0,
         max=10.0,

@@ -119,8 +119,8 @@ class SolverSettings:
         restitution: coefficient of restitution for collider contacts, 0..1. Default 0.
         damping: velocity damping rate, 1/s (v *= exp(-damping dt)). Default 0 (no damping).
         max_speed: particle speed limit, m/s. Default inf (no limit).
-        sleep_threshold: particles slower than this (m/s) after a step are frozen for that step.
-            Default 0 (off).
+        sleep_threshold: particles slower than this (m/s) after a small step that touch something
+            (or belong to a rigid body that does) are frozen for that step. Default 0 (off).
         shock_propagation: mass-scaling factor k, 1/m: contact masses m* = m exp(-k height) so
             lower particles in a stack act heavier (paper Sec. 4.3). Default 2 (0.5 let columns of
             five boxes creep and topple within 3 s).
@@ -809,10 +809,22 @@ class World:
         if s.restitution > 0.0 and len(col.idx):
             self._apply_restitution(v, v_before, col, h)
         if s.sleep_threshold > 0.0:
-            asleep = np.einsum("ij,ij->i", v, v) < s.sleep_threshold**2
+            asleep = self._resting(touching) & (np.einsum("ij,ij->i", v, v) < s.sleep_threshold**2)
             v[asleep] = 0.0
             x_pred[asleep] = x[asleep]
         x[...] = x_pred
+
+    def _resting(self, touching: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """(N,) particles that may sleep: those touching something, and every particle of a rigid body
+        that touches something. A speed test alone froze bodies that start at rest in the air: one
+        small step of gravity is only g h (0.026 m/s at 24 fps and 16 small steps per frame)."""
+        sm = self._shape
+        if sm is None:
+            return touching
+        body_touches = np.bincount(sm.body, weights=touching[sm.idx], minlength=sm.n_bodies) > 0.0
+        eligible = touching.copy()
+        eligible[sm.idx] |= body_touches[sm.body]
+        return eligible
 
     def _distance_solvers(self, h: float) -> list[GaussSeidelSolver | JacobiSolver]:
         """Bending (Jacobi) then stretch (coloured Gauss-Seidel) solvers for step size h.
