@@ -14,7 +14,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -481,6 +481,21 @@ def test_changed_frame_range_is_noted_and_frames_outside_hold_the_nearest_baked_
     assert f"baked 1-{FRAMES}" in note
     assert "Bake again" in note
     assert not scene.unified_particles_bake.outdated  # a note, not an error: the bake still plays
+    # The Cache and Bake panel shows the note (the panel draws into a recorder of its labels).
+    labels: list[str] = []
+
+    class Layout:
+        def __getattr__(self, name: str) -> Any:
+            def call(*args: Any, **kwargs: Any) -> Any:
+                if name == "label":
+                    labels.append(kwargs.get("text", ""))
+                return Layout()
+
+            return call
+
+    panels = sys.modules[f"{PACKAGE}.blender.panels"]
+    panels._draw_bake(Layout(), SimpleNamespace(scene=scene, object=None))
+    assert "Bake again to cover the new range." in " ".join(labels), labels  # wrapped into lines
     scene.frame_set(FRAMES + 3)
     for key, value in shown(bpy, names).items():
         np.testing.assert_array_equal(value, last[key], err_msg=key)
