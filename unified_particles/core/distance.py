@@ -199,7 +199,7 @@ class JacobiSolver:
         wa, wb = inv_mass[con.a], inv_mass[con.b]
         denom = wa + wb + con.compliance / (h * h)
         safe = np.where(denom > 0.0, denom, 1.0)
-        self.a, self.b, self.rest = con.a, con.b, con.rest_length
+        self.rest = con.rest_length
         self.m = len(con.a)
         ab = np.concatenate([con.a, con.b])
         self.ab = ab

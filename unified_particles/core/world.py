@@ -613,8 +613,7 @@ class World:
         n = self.particle_count
         self._inv_mass: FloatArray = cat("inv_mass", (0,))
         self._contact_inv_mass: FloatArray = cat("contact_inv_mass", (0,))
-        self._dynamic = (self._inv_mass > 0.0)[:, None]
-        self._dynamic_f = (self._inv_mass > 0.0).astype(np.float64)
+        self._dynamic: NDArray[np.bool_] = self._inv_mass > 0.0
         self._group: IntArray = cat("group", (0,), np.int64)
         self._kind: IntArray = cat("kind", (0,), np.int64)
         self._friction: FloatArray = cat("friction", (0,))
@@ -769,7 +768,7 @@ class World:
         # 1. External forces, damping, speed limit; predict positions x*.
         for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
             if self.gravity[axis] != 0.0:
-                v[:, axis] += (h * self.gravity[axis]) * self._dynamic_f
+                v[:, axis] += (h * self.gravity[axis]) * self._dynamic
         if s.damping > 0.0:
             v *= np.exp(-s.damping * h)
         if np.isfinite(s.max_speed):
@@ -816,14 +815,14 @@ class World:
 
     def _resting(self, touching: NDArray[np.bool_]) -> NDArray[np.bool_]:
         """(N,) particles that may sleep: those touching something, and every particle of a rigid body
-        that touches something. A speed test alone froze bodies that start at rest in the air: one
-        small step of gravity is only g h (0.026 m/s at 24 fps and 16 small steps per frame)."""
+        that touches something (``_rigid_touch_count``, counted by this small step's shape matching).
+        A speed test alone froze bodies that start at rest in the air: one small step of gravity is
+        only g h (0.026 m/s at 24 fps and 16 small steps per frame)."""
         sm = self._shape
         if sm is None:
             return touching
-        body_touches = np.bincount(sm.body, weights=touching[sm.idx], minlength=sm.n_bodies) > 0.0
         eligible = touching.copy()
-        eligible[sm.idx] |= body_touches[sm.body]
+        eligible[sm.idx] |= self._rigid_touch_count[sm.body] > 0.0
         return eligible
 
     def _distance_solvers(self, h: float) -> list[GaussSeidelSolver | JacobiSolver]:
@@ -874,7 +873,7 @@ class World:
             # It did: a post collider touching a hammock's pinned edge shoved one pin inwards, and with
             # no gravity or contact to stop it the pin then slid across the scene at constant speed,
             # pulling a 1.2 m ridge of cloth through the hammock that tipped the loads off its side.
-            active = (col.depth > 0.0) & self._dynamic[col.idx, 0]
+            active = (col.depth > 0.0) & self._dynamic[col.idx]
             if not active.all():
                 col = ColliderContacts(
                     col.idx[active],
