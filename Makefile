@@ -1,21 +1,37 @@
 # Unified Particles: every task of the project from a fresh clone.
 #   make demo        build, install and run the showcase scene (bake + render into out/)
-#   make test        lint, type check, core tests, real-Blender tests (5.0 and 4.2 LTS)
+#   make test        lint, type check, core tests (NumPy 1.26 and 2.x), real-Blender tests in
+#                    Blender 4.2 LTS, 4.5 LTS, 5.0 and 5.2
 #   make extension   build and validate dist/unified_particles-<version>.zip
 #   make bench       run benchmarks/ and regenerate docs/performance.md
 #   make docs-images re-render the pictures in docs/images/
 # The environments are created on first use and reused after.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# Blender 5.2 ships as a Python 3.13 wheel. Found on PATH, through pyenv (PYENV_VERSION=3.13.x),
+# or given as `make PYTHON313=/path/to/python3.13`.
+ifndef PYTHON313
+PYTHON313 := $(shell for c in "python3.13" "env PYENV_VERSION=3.13.0 python3.13" \
+	"$$(pyenv root 2>/dev/null)/versions/3.13.0/bin/python3.13"; do \
+	$$c -c 'import sys; assert sys.version_info[:2] == (3, 13); print(sys.executable)' 2>/dev/null && break; done)
+endif
+
+# One environment per Blender series users run (bpy from PyPI). .venv also holds the dev tools.
 VENV := .venv
 PY := $(VENV)/bin/python
 BPY_VERSION := 5.0.1
-# Blender 4.2 LTS, the oldest series the manifest promises, in a second environment.
 VENV42 := .venv42
 PY42 := $(VENV42)/bin/python
 BPY42_VERSION := 4.2.23
+VENV45 := .venv45
+PY45 := $(VENV45)/bin/python
+BPY45_VERSION := 4.5.15
+VENV52 := .venv52
+PY52 := $(VENV52)/bin/python
+BPY52_VERSION := 5.2.3
 
-DEV_REQUIREMENTS := pytest==9.2.0 hypothesis==6.170.15 ruff==0.17.6 mypy==2.4.1 \
+TEST_REQUIREMENTS := pytest==9.2.0 hypothesis==6.170.15
+DEV_REQUIREMENTS := $(TEST_REQUIREMENTS) ruff==0.17.6 mypy==2.4.1 \
 	fake-bpy-module-5.0==20260730 pypbd==2.2.2 matplotlib==3.10.8
 
 VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' blender_manifest.toml)
@@ -25,7 +41,8 @@ SOURCES := $(shell find unified_particles -name '*.py') blender_manifest.toml LI
 EXT_TOOL = $(VENV)/lib/python3.11/site-packages/bpy/5.0/scripts/addons_core/bl_pkg/cli/blender_ext.py
 EXT_TAGS = $(VENV)/lib/python3.11/site-packages/bpy/5.0/scripts/modules/_bpy_internal/extensions/tags.py
 
-.PHONY: all env env42 demo docs-images test lint typecheck test-core test-blender test-blender42 extension bench clean
+.PHONY: all env env42 env45 env52 demo docs-images test lint typecheck test-core test-core52 test-blender test-blender42 \
+	test-blender45 test-blender52 test-farm extension bench clean
 
 all: test
 
@@ -38,11 +55,27 @@ $(VENV)/.installed: Makefile
 $(VENV42)/.installed: Makefile
 	test -x $(PY42) || $(PYTHON) -m venv $(VENV42)
 	$(PY42) -m pip install --quiet --upgrade pip
-	$(PY42) -m pip install --quiet bpy==$(BPY42_VERSION) numpy==1.26.4 pytest==9.2.0 hypothesis==6.170.15
+	$(PY42) -m pip install --quiet bpy==$(BPY42_VERSION) numpy==1.26.4 $(TEST_REQUIREMENTS)
+	touch $@
+
+$(VENV45)/.installed: Makefile
+	test -x $(PY45) || $(PYTHON) -m venv $(VENV45)
+	$(PY45) -m pip install --quiet --upgrade pip
+	$(PY45) -m pip install --quiet bpy==$(BPY45_VERSION) numpy==1.26.4 $(TEST_REQUIREMENTS)
+	touch $@
+
+$(VENV52)/.installed: Makefile
+	@test -x $(PY52) || test -n "$(PYTHON313)" || { echo "Blender $(BPY52_VERSION) needs Python 3.13, which was not found." \
+	  "Install it (for example: pyenv install 3.13.0) or run: make PYTHON313=/path/to/python3.13"; exit 1; }
+	test -x $(PY52) || $(PYTHON313) -m venv $(VENV52)
+	$(PY52) -m pip install --quiet --upgrade pip
+	$(PY52) -m pip install --quiet bpy==$(BPY52_VERSION) $(TEST_REQUIREMENTS)
 	touch $@
 
 env: $(VENV)/.installed
 env42: $(VENV42)/.installed
+env45: $(VENV45)/.installed
+env52: $(VENV52)/.installed
 
 # Stage the package with the top-level manifest and LICENSE, build with Blender's
 # own extension builder, then validate the zip (tags checked against Blender's list).
@@ -71,10 +104,25 @@ test-core: $(VENV)/.installed
 test-blender: $(ZIP)
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) -m pytest tests/blender
 
+# The core on NumPy 2.x (Blender 5.2 bundles NumPy 2.5); .venv runs it on NumPy 1.26.
+test-core52: $(VENV52)/.installed
+	$(PY52) -m pytest -q -p no:cacheprovider tests/core
+
 test-blender42: $(ZIP) $(VENV42)/.installed
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY42) -m pytest tests/blender
 
-test: lint typecheck test-core test-blender test-blender42
+test-blender45: $(ZIP) $(VENV45)/.installed
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY45) -m pytest tests/blender
+
+test-blender52: $(ZIP) $(VENV52)/.installed
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY52) -m pytest tests/blender
+
+# The Flamenco job type (docs/flamenco/) against a stub of Flamenco's job-compiler API, in Node.
+test-farm:
+	@command -v node >/dev/null || { echo "The farm job tests need Node.js 18 or newer (node on PATH)."; exit 1; }
+	node --test tests/farm/
+
+test: lint typecheck test-core test-core52 test-farm test-blender test-blender42 test-blender45 test-blender52
 
 demo: $(ZIP)
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_demo.py
