@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from unified_particles.core import SimulationDivergedError, SimulationInputError, World
+from unified_particles.core import SimulationDivergedError, SimulationInputError, Snapshot, World
 from unified_particles.core import world as world_module
 from unified_particles.core.primitives import box_mesh, grid_mesh
 
@@ -36,10 +36,11 @@ def scene(**settings: Any) -> tuple[World, dict[str, Any]]:
     return w, bodies
 
 
-def assert_same_state(a: dict[str, Any], b: dict[str, Any]) -> None:
-    assert a.keys() == b.keys()
-    for key in a:
-        np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), err_msg=key)
+def assert_same_state(a: Snapshot, b: Snapshot) -> None:
+    arrays_a, arrays_b = a.to_arrays(), b.to_arrays()
+    assert arrays_a.keys() == arrays_b.keys()
+    for key in arrays_a:
+        np.testing.assert_array_equal(arrays_a[key], arrays_b[key], err_msg=key)
 
 
 # ------------------------------------------------------------------------------------------- bad input
@@ -215,7 +216,7 @@ def test_nan_from_inside_the_solver_is_caught_and_named(monkeypatch: pytest.Monk
 
     def nan_in_box(self: World, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
-        self._x[box[2]] = np.nan
+        self.positions[box[2]] = np.nan
 
     monkeypatch.setattr(World, "_small_step", nan_in_box)
     with np.errstate(invalid="ignore", over="ignore"), pytest.raises(SimulationDivergedError) as info:
@@ -232,7 +233,7 @@ def test_an_exception_caused_by_a_blow_up_becomes_a_divergence_error(monkeypatch
     sand = bodies["sand"].indices
 
     def crashes(self: World, *args: Any, **kwargs: Any) -> None:
-        self._x[sand[0]] = np.inf
+        self.positions[sand[0]] = np.inf
         raise ValueError("cannot convert float infinity to integer")  # as a grid search would
 
     monkeypatch.setattr(World, "_small_step", crashes)

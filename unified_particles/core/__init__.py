@@ -10,7 +10,9 @@ from .bodies import Body, Cloth, Granular, RigidBody
 from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationDivergedError, SimulationInputError
 from .geometry import fill_mesh_with_grains
-from .world import SolverSettings, World
+from .settings import SolverSettings
+from .state import Snapshot
+from .world import World
 
 __all__ = [
     "Body",
@@ -21,6 +23,7 @@ __all__ = [
     "RigidBody",
     "SimulationDivergedError",
     "SimulationInputError",
+    "Snapshot",
     "SolverSettings",
     "World",
     "fill_mesh_with_grains",

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Handles returned by ``World.add_*``: where a body's particles are and how it moved.
 
-Handles hold no simulation state of their own; they read the world's arrays, so they stay valid
-across ``World.set_state``.
+Handles hold no simulation state of their own; they read the world's public arrays
+(``positions``, ``velocities``, ``rigid_rotations``, ``rigid_centers``), so they stay valid across
+``World.set_state``.
 """
 
 from __future__ import annotations
@@ -81,12 +82,12 @@ class RigidBody(Body):
     @property
     def rotation(self) -> FloatArray:
         """(3, 3) rotation from the build frame to now."""
-        return self._world._rigid_rotation[self.number].copy()
+        return self._world.rigid_rotations[self.number].copy()
 
     @property
     def center(self) -> FloatArray:
         """(3,) current centre of mass, metres."""
-        return self._world._rigid_center[self.number].copy()
+        return self._world.rigid_centers[self.number].copy()
 
     @property
     def transform(self) -> FloatArray:
@@ -94,8 +95,8 @@ class RigidBody(Body):
 
         x_now = R (x_build - c_build) + c_now; the identity before the first step.
         """
-        r = self._world._rigid_rotation[self.number]
-        c = self._world._rigid_center[self.number]
+        r = self._world.rigid_rotations[self.number]
+        c = self._world.rigid_centers[self.number]
         m = np.eye(4)
         m[:3, :3] = r
         m[:3, 3] = c - r @ self.rest_center

@@ -16,11 +16,18 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import SimulationInputError
 from .fastops import rotate_translate, rows_all
+from .geometry import SDF_MAX_CELLS, SDFVolume
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 # The 8 corners of a grid cell, (a, b, c) in {0, 1}^3 in the order 4a + 2b + c.
+# Poses (rotation, translation) kept per mesh collider, keyed by matrix: a frame needs two (its start
+# and its target); beyond this many the cache is cleared (a bound, not a tuned value).
+POSE_CACHE_SIZE = 4
+# The interpolated SDF gradient has unit length away from the surface's medial ridges; where the
+# trilinear blend of opposing gradients leaves it shorter than this, the normal is queried exactly.
+WEAK_SDF_GRADIENT = 1e-3
 _CORNERS = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=np.int64)
 
 
@@ -229,15 +236,13 @@ class MeshCollider:
         self._frame_start = self._transform.copy()
 
     def _build(self, m: FloatArray) -> None:
-        from .geometry import SDFVolume
-
         _, s = polar(m[:3, :3])
         shape_vertices = self.vertices @ s.T
         faces = self.faces if np.linalg.det(s) > 0 else self.faces[:, ::-1].copy()
         lo = shape_vertices.min(axis=0)
         hi = shape_vertices.max(axis=0)
         extent = float(np.max(hi - lo))
-        cell = self.cell_size if self.cell_size is not None else max(self.radius, extent / 128.0)
+        cell = self.cell_size if self.cell_size is not None else max(self.radius, extent / SDF_MAX_CELLS)
         self._sdf = vol = SDFVolume.from_mesh(shape_vertices, faces, cell, 2.0 * self.radius + 2.0 * cell)
         self._dist_flat = np.asarray(vol.distance, dtype=np.float64).reshape(-1)
         # Gradient per coordinate, each contiguous, for the coordinate-major lookup.
@@ -267,7 +272,7 @@ class MeshCollider:
         if cached is None:
             r, _ = polar(m[:3, :3])
             cached = (r, m[:3, 3].copy())
-            if len(self._pose_cache) > 4:
+            if len(self._pose_cache) > POSE_CACHE_SIZE:
                 self._pose_cache.clear()
             self._pose_cache[key] = cached
         return cached
@@ -373,7 +378,7 @@ class MeshCollider:
         i8, wh = idx8[:, hit], w8[:, hit]
         grad = np.stack([(wh * self._grad_xyz[c].take(i8)).sum(axis=0) for c in range(3)])
         length = np.sqrt(grad[0] * grad[0] + grad[1] * grad[1] + grad[2] * grad[2])
-        weak = length < 1e-3
+        weak = length < WEAK_SDF_GRADIENT
         normal = (grad / np.where(weak, 1.0, length)).T
         if weak.any():
             normal[weak] = vol.query(pt.T[hit[weak]])[1]  # type: ignore[attr-defined]
@@ -382,5 +387,16 @@ class MeshCollider:
             normal[oh] = (offset[:, hit[oh]] / outside[hit[oh]]).T
         return near[hit].astype(np.int64), self.radius - dist[hit], normal
 
-    def _end_frame(self) -> None:
+    @property
+    def frame_start(self) -> FloatArray:
+        """(4, 4) object-to-world matrix at the start of the current frame (a copy)."""
+        return self._frame_start.copy()
+
+    def end_frame(self) -> None:
+        """The frame is over: the next one starts where this one's target pose left the collider."""
         self._frame_start = self._transform.copy()
+
+    def restore_pose(self, transform: FloatArray, frame_start: FloatArray) -> None:
+        """Put the collider back to a snapshot's pose (``World.set_state``)."""
+        self.set_transform(transform)
+        self._frame_start = np.array(frame_start, dtype=np.float64, copy=True)

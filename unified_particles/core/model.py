@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The particle model: everything about the particles and constraints that does not change per step.
+
+Bodies append their parts (:meth:`ParticleModel.add_particles`, :meth:`~ParticleModel.add_rigid_body`,
+:meth:`~ParticleModel.add_cloth_constraints`); :meth:`~ParticleModel.finalize` concatenates them into
+frozen struct-of-arrays fields, as a Newton ``ModelBuilder`` turns into a ``Model``. Adding a body
+after that un-freezes the model until the next ``finalize``. The time-varying part (positions,
+velocities, rigid frames) is :class:`~unified_particles.core.state.ParticleState`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .distance import DistanceConstraints, TetherSolver
+from .shape_matching import ShapeMatching
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+# particle_kind values.
+KIND_GRANULAR, KIND_RIGID, KIND_CLOTH = 0, 1, 2
+
+# Per-particle parts every body appends (the rigid ones only rigid bodies do), by field name.
+_PARTICLE_PARTS = (
+    "inv_mass",
+    "contact_inv_mass",
+    "kind",
+    "friction",
+    "cohesion",
+    "sdf_depth",
+    "sdf_normal",
+)
+_RIGID_PARTS = ("rigid_idx", "rigid_body", "rigid_rest", "rigid_mass")
+
+
+class ParticleModel:
+    """Static model of all particles: masses, materials, groups, rest shapes and constraint families.
+
+    Frozen fields (valid after :meth:`finalize`; N particles, G collision groups, B rigid bodies):
+
+    Attributes:
+        particle_count: N.
+        particle_inv_mass: (N,) inverse masses w = 1/m, 1/kg; 0 pins a particle.
+        particle_contact_inv_mass: (N,) inverse masses used by contacts before mass scaling, 1/kg.
+        particle_dynamic: (N,) bool, inverse mass > 0 (gravity and colliders move only these).
+        particle_group: (N,) int64 collision group (one per body); same-group pairs never collide
+            unless the group self-collides.
+        particle_kind: (N,) int64, ``KIND_GRANULAR``, ``KIND_RIGID`` or ``KIND_CLOTH``.
+        particle_is_cloth: (N,) bool, kind is cloth.
+        particle_friction: (N,) Coulomb coefficient of each particle's surface.
+        particle_cohesion: (N,) cohesion strength in [0, 1] (grains only; 0 elsewhere).
+        particle_rest_q: (N, 3) positions at build time, metres (cloth self-collision exclusion).
+        particle_sdf_depth: (N,) rigid particles: depth below the body's outer particle layer,
+            metres; inf for other particles.
+        particle_sdf_normal: (N, 3) rigid particles: outward SDF gradient in the body's build frame;
+            0 for other particles.
+        particle_rigid_body: (N,) rigid body number of each particle (0 for non-rigid ones, whose
+            SDF normal is zero, so any body's rotation maps it to zero).
+        group_self_collides: (G,) bool, particles of the group collide with each other.
+        has_cohesion: any particle has cohesion > 0.
+        any_pairs: particle-particle contacts are possible (two groups, or one that self-collides).
+        cloth_and_others: there is cloth and something that is not cloth.
+        any_cloth_self: some cloth self-collides.
+        shape_matching: rigid particles' rest shapes and masses (None without rigid bodies).
+        rigid_count: B.
+        rigid_mass: (B,) total mass of each rigid body, kg.
+        rigid_rest_center: (B, 3) each body's centre of mass at build time, metres.
+        stretch: cloth stretch/shear distance constraints (edges), graph-coloured.
+        bend: cloth bending distance constraints (across adjacent triangles), Jacobi.
+        tether: long-range attachments of pinned cloth (unilateral, one per free vertex).
+    """
+
+    def __init__(self) -> None:
+        self.particle_count = 0
+        self._parts: dict[str, list[Any]] = {
+            k: [] for k in ("group", "rest", *_PARTICLE_PARTS, *_RIGID_PARTS)
+        }
+        self._group_self_collides: list[bool] = []
+        self._rigid_mass: list[float] = []
+        self._rigid_rest_center: list[FloatArray] = []
+        self._stretch: list[DistanceConstraints] = []
+        self._bend: list[DistanceConstraints] = []
+        self._tethers: list[tuple[IntArray, IntArray, FloatArray]] = []
+        self.built = False
+        self.finalize()
+
+    @property
+    def rigid_count(self) -> int:
+        """Number of rigid bodies B."""
+        return len(self._rigid_mass)
+
+    # ------------------------------------------------------------------ builder
+    def add_particles(
+        self, x: FloatArray, group_self_collides: bool, **per_particle: Any
+    ) -> tuple[IntArray, int]:
+        """Append one body's particles in a new collision group.
+
+        Args:
+            x: (P, 3) build-time positions, metres.
+            group_self_collides: the body's particles collide with each other.
+            **per_particle: values of ``_PARTICLE_PARTS`` (scalars or (P, ...) arrays); ``sdf_depth``,
+                ``sdf_normal`` and ``cohesion`` default to a non-rigid, non-cohesive particle.
+
+        Returns:
+            (indices (P,) of the new particles, group number).
+        """
+        n0 = self.particle_count
+        n = len(x)
+        idx = np.arange(n0, n0 + n, dtype=np.int64)
+        group = len(self._group_self_collides)
+        self._group_self_collides.append(group_self_collides)
+        p = self._parts
+        p["group"].append(np.full(n, group, np.int64))
+        p["rest"].append(x.copy())
+        defaults = {"sdf_depth": np.full(n, np.inf), "sdf_normal": np.zeros((n, 3)), "cohesion": np.zeros(n)}
+        for key in _PARTICLE_PARTS:
+            value = np.asarray(per_particle[key] if key in per_particle else defaults[key])
+            p[key].append(np.broadcast_to(value, (n, *value.shape[1:])).copy())
+        self.particle_count = n0 + n
+        self.built = False
+        return idx, group
+
+    def add_rigid_body(self, idx: IntArray, x: FloatArray, center: FloatArray, particle_mass: float) -> int:
+        """Make the particles ``idx`` at ``x`` (P, 3) one rigid body; returns its number.
+
+        ``center`` (3,) is the rest centre of mass, ``particle_mass`` each particle's mass, kg.
+        """
+        number = self.rigid_count
+        n = len(idx)
+        p = self._parts
+        p["rigid_idx"].append(idx)
+        p["rigid_body"].append(np.full(n, number, np.int64))
+        p["rigid_rest"].append(x - center)
+        p["rigid_mass"].append(np.full(n, particle_mass))
+        self._rigid_mass.append(particle_mass * n)
+        self._rigid_rest_center.append(center)
+        self.built = False
+        return number
+
+    def add_cloth_constraints(
+        self,
+        stretch: DistanceConstraints,
+        bend: DistanceConstraints,
+        tether: tuple[IntArray, IntArray, FloatArray] | None,
+    ) -> None:
+        """Append one cloth's constraint families (global particle indices); ``tether`` is
+        (free vertices, their pins, maximum lengths in metres) or None."""
+        self._stretch.append(stretch)
+        self._bend.append(bend)
+        if tether is not None:
+            self._tethers.append(tether)
+        self.built = False
+
+    # ------------------------------------------------------------------ frozen arrays
+    def finalize(self) -> None:
+        """Concatenate the per-body parts into the frozen fields (no-op if nothing was added)."""
+        if self.built:
+            return
+        p = self._parts
+
+        def cat(key: str, empty_shape: tuple[int, ...], dtype: type = np.float64) -> Any:
+            return np.concatenate(p[key]) if p[key] else np.zeros(empty_shape, dtype)
+
+        n = self.particle_count
+        self.particle_inv_mass: FloatArray = cat("inv_mass", (0,))
+        self.particle_contact_inv_mass: FloatArray = cat("contact_inv_mass", (0,))
+        self.particle_dynamic: BoolArray = self.particle_inv_mass > 0.0
+        self.particle_group: IntArray = cat("group", (0,), np.int64)
+        self.particle_kind: IntArray = cat("kind", (0,), np.int64)
+        self.particle_friction: FloatArray = cat("friction", (0,))
+        self.particle_cohesion: FloatArray = cat("cohesion", (0,))
+        self.particle_rest_q: FloatArray = cat("rest", (0, 3))
+        self.particle_sdf_depth: FloatArray = cat("sdf_depth", (0,))
+        self.particle_sdf_normal: FloatArray = cat("sdf_normal", (0, 3))
+        self.group_self_collides: BoolArray = np.array(self._group_self_collides, dtype=bool)
+        self.has_cohesion = bool(np.any(self.particle_cohesion > 0.0))
+        self.any_pairs = len(self.group_self_collides) > 1 or bool(np.any(self.group_self_collides))
+        self.particle_is_cloth: BoolArray = self.particle_kind == KIND_CLOTH
+        self.cloth_and_others = bool(self.particle_is_cloth.any()) and not bool(self.particle_is_cloth.all())
+        self.any_cloth_self = bool(
+            np.any(self.group_self_collides[self.particle_group[self.particle_kind == KIND_CLOTH]])
+        )
+        self.shape_matching: ShapeMatching | None = None
+        if p["rigid_idx"]:
+            self.shape_matching = ShapeMatching(
+                cat("rigid_idx", (0,), np.int64),
+                cat("rigid_body", (0,), np.int64),
+                cat("rigid_rest", (0, 3)),
+                cat("rigid_mass", (0,)),
+                self.rigid_count,
+            )
+        self.rigid_mass: FloatArray = np.array(self._rigid_mass)
+        self.rigid_rest_center: FloatArray = np.array(self._rigid_rest_center).reshape(self.rigid_count, 3)
+        self.particle_rigid_body: IntArray = np.zeros(n, np.int64)
+        if self.shape_matching is not None:
+            self.particle_rigid_body[self.shape_matching.idx] = self.shape_matching.body
+        self.stretch = DistanceConstraints.concatenate(self._stretch, True, n)
+        self.bend = DistanceConstraints.concatenate(self._bend, False, n)
+        tether = [*self._tethers, (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))]
+        self.tether = TetherSolver(*(np.concatenate([t[k] for t in tether]) for k in range(3)))
+        self.built = True

@@ -1,0 +1,242 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Every solver setting, declared once: name, default, label, unit and range.
+
+:class:`SolverSettings` is the declaration. Each field carries a :class:`SettingInfo` in its
+metadata, and everything else is derived from it:
+
+* ``World(**settings)`` accepts exactly these names (plus ``radius`` and ``gravity``);
+* the Blender scene properties and the rows of the sidebar's World and Advanced panels are built
+  from the fields with ``panel`` set (``blender/settings_ui.py``);
+* the Blender change detector (what re-simulates live and makes a bake Outdated) hashes them all.
+
+Adding a setting is one field here plus the code that uses it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+import numpy as np
+
+from .errors import SimulationInputError
+
+Panel = Literal["world", "advanced", ""]
+
+
+@dataclass(frozen=True)
+class SettingInfo:
+    """How a setting is shown and bounded.
+
+    Attributes:
+        label: title-case name shown in Blender ("Sleep Threshold").
+        description: one sentence a user can act on.
+        unit: SI unit for docs and tooltips ("m/s", "1/s", "1/m"); "" for a plain number.
+        minimum, maximum: the range the core accepts (inclusive).
+        soft_maximum: the slider's end in Blender (None: ``maximum``).
+        panel: "world" or "advanced" to show it in Blender's sidebar; "" for core-only settings.
+        ui_default: the default of the Blender property when the core's cannot be one (infinity).
+        ui_maximum: the Blender property's hard maximum when ``maximum`` is infinite.
+        blender_unit: the FloatProperty ``unit`` ("VELOCITY", "LENGTH", "NONE").
+        blender_subtype: the FloatProperty ``subtype`` ("FACTOR", "DISTANCE", "NONE").
+    """
+
+    label: str
+    description: str
+    unit: str = ""
+    minimum: float = 0.0
+    maximum: float = math.inf
+    soft_maximum: float | None = None
+    panel: Panel = ""
+    ui_default: float | None = None
+    ui_maximum: float | None = None
+    blender_unit: str = "NONE"
+    blender_subtype: str = "NONE"
+
+
+def _setting(default: Any, **info: Any) -> Any:
+    return field(default=default, metadata={"info": SettingInfo(**info)})
+
+
+@dataclass
+class SolverSettings:
+    """Solver settings (keyword arguments of :class:`~unified_particles.core.World`), named after the
+    paper and FleX. The metadata of each field (:class:`SettingInfo`) gives label, unit and range.
+
+    Attributes:
+        substeps, iterations: solver budget per frame; ``World.step`` runs substeps * iterations
+            small steps of one iteration each. Default 4 and 4.
+        stabilization_iterations: contact-only passes at the start of each frame that move both x
+            and x*, removing overlap without turning it into velocity (paper Sec. 4.4). Default 1.
+        relaxation: successive over-relaxation factor omega for Jacobi-averaged families (paper
+            Eq. 11), 1..2. Default 1.0 (1.5 with shock propagation blew up a falling block of grains).
+        shock_propagation: mass-scaling factor k, 1/m: contact masses m* = m exp(-k height) so
+            lower particles in a stack act heavier (paper Sec. 4.3). Default 2 (0.5 let columns of
+            five boxes creep and topple within 3 s).
+        sleep_threshold: particles slower than this (m/s) after a small step that touch something
+            (or belong to a rigid body that does) are frozen for that step. Default 0 (off).
+        max_speed: particle speed limit, m/s. Default inf (no limit).
+        damping: velocity damping rate, 1/s (v *= exp(-damping dt)). Default 0 (no damping).
+        restitution: coefficient of restitution for collider contacts, 0..1. Default 0.
+        static_friction_scale: multiplies every contact's Coulomb coefficient (the mean of the two
+            sides' ``friction``) for the sticking test. Default 1.0.
+        dynamic_friction_scale: multiplies it for sliding (kinetic) friction. Default 1.0.
+        collision_margin: extra distance, metres, for neighbour candidates; candidate pairs are
+            reused across small steps until some particle moved more than half of it. Default None
+            means one particle radius.
+        max_mass_ratio: largest inverse-mass ratio between the two sides of a particle contact; the
+            heavier side is made lighter beyond it so it cannot tunnel. Default 10.
+        rigid_contact_weight: extra shape-matching weight of a rigid particle that touches
+            something, relative to its mass (so friction and contact corrections are not averaged
+            away by the fit). Default 50.
+        memory_limit: refuse to create more particles than fit in this many bytes (estimated at
+            ``BYTES_PER_PARTICLE`` each). Default None means half the machine's physical memory.
+    """
+
+    substeps: int = _setting(
+        4,
+        label="Substeps",
+        description="Solver steps per frame; more makes stiff cloth and fast objects more accurate",
+        minimum=1,
+        maximum=64,
+        panel="world",
+    )
+    iterations: int = _setting(
+        4,
+        label="Iterations",
+        description="Constraint iterations per substep",
+        minimum=1,
+        maximum=64,
+        panel="world",
+    )
+    stabilization_iterations: int = _setting(
+        1,
+        label="Stabilization Iterations",
+        description="Contact-only iterations per step that remove initial overlap without adding energy",
+        maximum=32,
+        panel="advanced",
+    )
+    relaxation: float = _setting(
+        1.0,
+        label="Relaxation",
+        description="Over-relaxation factor of the averaged (Jacobi) constraint corrections",
+        minimum=0.1,
+        maximum=2.0,
+        panel="advanced",
+    )
+    shock_propagation: float = _setting(
+        2.0,
+        label="Shock Propagation",
+        description="Mass scaling with height in contacts (1/m); helps tall stacks rest, 0 turns it off",
+        unit="1/m",
+        maximum=100.0,
+        soft_maximum=10.0,
+        panel="advanced",
+    )
+    sleep_threshold: float = _setting(
+        0.0,
+        label="Sleep Threshold",
+        description="Particles touching something and slower than this stop (m/s); 0 turns sleeping off",
+        unit="m/s",
+        maximum=10.0,
+        panel="advanced",
+        blender_unit="VELOCITY",
+    )
+    max_speed: float = _setting(
+        math.inf,
+        label="Max Speed",
+        description="Particle speeds are clamped to this (m/s)",
+        unit="m/s",
+        minimum=0.01,
+        panel="advanced",
+        ui_default=100.0,
+        ui_maximum=1e4,
+        blender_unit="VELOCITY",
+    )
+    damping: float = _setting(
+        0.0,
+        label="Damping",
+        description="Velocity damping rate (air drag), 1/s: speeds decay as exp(-damping * time); 0 is none",
+        unit="1/s",
+        maximum=100.0,
+        soft_maximum=10.0,
+        panel="advanced",
+    )
+    restitution: float = _setting(
+        0.0,
+        label="Restitution",
+        description="Bounciness of contacts with colliders: 0 no bounce, 1 perfectly elastic",
+        maximum=1.0,
+        panel="advanced",
+        blender_subtype="FACTOR",
+    )
+    static_friction_scale: float = _setting(
+        1.0, label="Static Friction Scale", description="Multiplies every contact's sticking coefficient"
+    )
+    dynamic_friction_scale: float = _setting(
+        1.0, label="Dynamic Friction Scale", description="Multiplies every contact's sliding coefficient"
+    )
+    collision_margin: float | None = _setting(
+        None,
+        label="Collision Margin",
+        description="Extra neighbour search distance (m); None means one particle radius",
+        unit="m",
+    )
+    max_mass_ratio: float = _setting(
+        10.0,
+        label="Max Mass Ratio",
+        description="Largest inverse-mass ratio between the two sides of a particle contact",
+        minimum=1.0,
+    )
+    rigid_contact_weight: float = _setting(
+        50.0,
+        label="Rigid Contact Weight",
+        description="Extra shape-matching weight of rigid particles in contact",
+    )
+    memory_limit: float | None = _setting(
+        None,
+        label="Memory Limit",
+        description="Refuse more particles than fit in this many bytes; None means half the machine's memory",
+        unit="B",
+    )
+
+    def validate(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+                raise SimulationInputError(f"setting {f.name} must be a number, got {value!r}")
+            if np.isnan(value) or value < 0:
+                raise SimulationInputError(f"setting {f.name} must be >= 0, got {value!r}")
+            if f.name != "max_speed" and f.name != "memory_limit" and not np.isfinite(value):
+                raise SimulationInputError(f"setting {f.name} must be finite, got {value!r}")
+        for name in ("substeps", "iterations"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise SimulationInputError(f"{name} must be a whole number >= 1, got {value!r}")
+        if int(self.stabilization_iterations) != self.stabilization_iterations:
+            raise SimulationInputError("stabilization_iterations must be a whole number")
+        if not 0.0 < self.relaxation <= 2.0:
+            raise SimulationInputError(f"relaxation must be in (0, 2], got {self.relaxation}")
+        if self.restitution > 1.0:
+            raise SimulationInputError(f"restitution must be in [0, 1], got {self.restitution}")
+        if self.max_mass_ratio < 1.0:
+            raise SimulationInputError(f"max_mass_ratio must be >= 1, got {self.max_mass_ratio}")
+        if self.max_speed <= 0.0:
+            raise SimulationInputError(f"max_speed must be > 0, got {self.max_speed}")
+
+
+def setting_info(name: str) -> SettingInfo:
+    """The declaration of one setting (KeyError for an unknown name)."""
+    for f in fields(SolverSettings):
+        if f.name == name:
+            info: SettingInfo = f.metadata["info"]
+            return info
+    raise KeyError(name)
+
+
+def declared_settings() -> list[tuple[str, Any, SettingInfo]]:
+    """(name, core default, info) of every setting, in declaration order (the panel's row order)."""
+    return [(f.name, f.default, f.metadata["info"]) for f in fields(SolverSettings)]

@@ -1,0 +1,546 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The solver step (Macklin et al. 2014, Algorithm 1) and its passes, over a model and a state.
+
+:meth:`Solver.small_step` is the algorithm, numbered as in docs/physics.md. Each constraint family
+is a pure function in its own module (contacts, colliders, shape_matching, distance); this module
+finds the candidates, scales the masses, applies the Jacobi-averaged corrections and handles
+restitution, sleeping and blow-ups. The model (:class:`~.model.ParticleModel`) is read only; the
+state (:class:`~.state.ParticleState`) is advanced in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import geometry
+from .bodies import Body
+from .colliders import (
+    ColliderContacts,
+    MeshCollider,
+    PlaneCollider,
+    collider_corrections,
+    plane_contacts,
+)
+from .contacts import COHESION_RANGE_RADII, particle_contacts
+from .distance import GaussSeidelSolver, JacobiSolver
+from .errors import SimulationDivergedError
+from .fastops import column_max, column_min, row_abs_max
+from .model import KIND_CLOTH, ParticleModel
+from .neighbors import find_pairs
+from .settings import SolverSettings
+from .state import ParticleState
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+# Cloth particles closer than this many diameters in the rest shape never self-collide.
+SELF_COLLISION_REST_DIAMETERS = 2.0
+# A particle within this many radii of a contact counts as touching for the shape-matching weights:
+# resting contacts flicker on and off at exactly zero gap, and weights that flicker inject energy.
+TOUCH_TOLERANCE_RADII = 0.1
+# A load (grain, rigid particle) may rest this many radii deep in a cloth (see _cloth_contact_pass).
+# Going through between the vertices takes an overlap of about a radius. With no slop the load's mass
+# stops mattering (a 5000 kg/m^3 box sagged a cloth no more than a 2 kg/m^3 one); with 0.25 a box
+# corner still poked through a loaded cloth for a frame.
+CLOTH_CONTACT_SLOP_RADII = 0.2
+# After a step, a particle faster than this (m/s, ~30x the speed of sound) means the solver blew up.
+DIVERGED_SPEED = 1.0e4
+# With a max_speed limit, a particle this many times faster than the limit has blown up. The limit
+# clamps v before the solve, whose corrections then set the final velocity, so a healthy particle may
+# end a step above the limit; ten times is a safety margin, not a measured value.
+DIVERGED_OVER_MAX_SPEED = 10.0
+# Cap of the shock-propagation exponent k * height: exp(50) ~ 5e21 is far beyond any mass ratio the
+# contacts can use (max_mass_ratio limits it), and exp of larger values overflows float64 near 709.
+SHOCK_EXPONENT_CAP = 50.0
+# Collider contacts approaching slower than the speed gravity adds in this many small steps do not
+# bounce, so resting contacts stay at rest.
+RESTITUTION_REST_STEPS = 2.0
+# Distance solvers are cached per small-step size h; a few frame rates at most are in use at once.
+DISTANCE_SOLVER_CACHE_SIZE = 8
+
+
+def apply_jacobi(x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> IntArray:
+    """x_i += omega / n_i * sum of the corrections on i (paper Eq. 11); returns the counts n_i."""
+    n = len(x)
+    count = np.bincount(idx, minlength=n)
+    scale = omega / np.maximum(count, 1)
+    # Coordinate by coordinate: NumPy 1.26 is slow at (N, 3) x (N, 1) broadcasting (see fastops).
+    for axis in range(3):
+        x[:, axis] += np.bincount(idx, weights=delta[:, axis], minlength=n) * scale
+    return count
+
+
+def apply_pair_jacobi(x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> None:
+    """Jacobi averaging that keeps pair corrections equal and opposite (momentum-conserving).
+
+    Eq. 11 divides the sum at particle i by its constraint count n_i; for a pair whose ends have
+    different counts that breaks Newton's third law. Scaling each pair by 1 / max(n_i, n_j)
+    bounds every particle's total the same way while keeping both sides' corrections opposite.
+    ``idx``/``delta`` hold the K i-sides first, then the K j-sides; ``delta`` is (3, 2K).
+    """
+    n = len(x)
+    count = np.bincount(idx, minlength=n)
+    k = len(idx) // 2
+    scale = omega / np.maximum(count[idx[:k]], count[idx[k:]])
+    scale2 = np.concatenate([scale, scale])
+    for axis in range(3):  # delta is coordinate-major, (3, 2K)
+        x[:, axis] += np.bincount(idx, weights=delta[axis] * scale2, minlength=n)
+
+
+class CandidatePairs:
+    """Neighbour candidates within 2r + margin, and the positions they were built from.
+
+    Attributes:
+        i, j: (K,) int64 candidate pairs.
+        reference: (N, 3) positions at the last build, metres, or (0, 3) when there is none (the
+            pairs are a pure function of it and the model, so a snapshot keeps only this).
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the list: the next small step searches afresh."""
+        self.i = np.zeros(0, np.int64)
+        self.j = np.zeros(0, np.int64)
+        self.reference = np.zeros((0, 3))
+
+
+class Solver:
+    """Advances a :class:`ParticleState` under a :class:`ParticleModel`, colliders and settings.
+
+    Holds only what is derived from them and reused across steps: the neighbour candidates and
+    the distance-constraint solvers per step size. Call :meth:`invalidate` when the model changed.
+    """
+
+    def __init__(
+        self,
+        model: ParticleModel,
+        settings: SolverSettings,
+        radius: float,
+        margin: float,
+        gravity: FloatArray,
+        planes: list[PlaneCollider],
+        meshes: list[MeshCollider],
+    ) -> None:
+        self.model = model
+        self.settings = settings
+        self.radius = radius
+        self.margin = margin
+        self.gravity = gravity
+        self.planes = planes
+        self.meshes = meshes
+        self.candidates = CandidatePairs()
+        self._solver_cache: dict[float, list[GaussSeidelSolver | JacobiSolver]] = {}
+
+    def invalidate(self) -> None:
+        """The model changed (bodies added): drop the candidates and the cached distance solvers."""
+        self.candidates.reset()
+        self._solver_cache = {}
+
+    # ------------------------------------------------------------------ the step
+    def small_step(
+        self, state: ParticleState, h: float, alpha: float, dt_frame: float, stabilize: bool
+    ) -> None:
+        """One small step of Macklin et al. 2014, Algorithm 1 (with one solver iteration).
+
+        ``h`` is the small step, s; ``alpha`` the fraction of the frame reached at its end (mesh
+        colliders interpolate their motion by it); ``dt_frame`` the frame's length, s.
+        """
+        s, model = self.settings, self.model
+        x, v = state.positions, state.velocities
+        # 1. External forces, damping, speed limit; predict positions x*.
+        for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
+            if self.gravity[axis] != 0.0:
+                v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
+        if s.damping > 0.0:
+            v *= np.exp(-s.damping * h)
+        if np.isfinite(s.max_speed):
+            _clamp_speed(v, s.max_speed)
+        x_pred = x + h * v
+        # 2. Mass scaling for stacks: lower particles are heavier in contacts (shock propagation).
+        w_contact = self._scaled_contact_inv_mass(state, x_pred)
+        # 3. Neighbour candidates with a margin, reused while motion stays within it.
+        pair_i, pair_j = self._candidates(x_pred)
+        # 4. Stabilization: contacts only, on x, moving x and x* alike (no energy added).
+        if stabilize:
+            for _ in range(int(s.stabilization_iterations)):
+                dx, touching, _ = self._contact_pass(
+                    state, x, None, pair_i, pair_j, w_contact, alpha, dt_frame, h
+                )
+                if model.shape_matching is not None:
+                    # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
+                    dx[model.shape_matching.idx] += self._rigid_goals(x + dx, touching)[0]
+                x += dx
+                x_pred += dx
+        # 5. Solver iteration over the constraint families, each Jacobi-averaged or coloured.
+        _, touching, col = self._contact_pass(
+            state, x_pred, x, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply=True
+        )
+        if model.shape_matching is not None:
+            self._solve_shape_matching(state, x_pred, touching)
+        if len(model.tether):
+            # Pinned cloth: no vertex farther from its pin than the cloth allows (long-range
+            # attachments). Before the edges, which then smooth what the tethers pulled.
+            model.tether.solve(x_pred)
+        for solver in self._distance_solvers(h):
+            solver.solve(x_pred)
+        if model.cloth_and_others:
+            # Cloth contacts get the last word (see there): the stretch solve just undid them.
+            self._cloth_contact_pass(state, x_pred, pair_i, pair_j, w_contact)
+        # 6. Velocity update, restitution, sleeping; commit positions.
+        v_before = v.copy() if s.restitution > 0.0 else v
+        v[...] = (x_pred - x) / h
+        if s.restitution > 0.0 and len(col.idx):
+            self._apply_restitution(v, v_before, col, h)
+        if s.sleep_threshold > 0.0:
+            asleep = self._resting(state, touching) & (np.einsum("ij,ij->i", v, v) < s.sleep_threshold**2)
+            v[asleep] = 0.0
+            x_pred[asleep] = x[asleep]
+        x[...] = x_pred
+
+    def update_rigid_frames(self, state: ParticleState) -> None:
+        """Mass-weighted fit of the final positions: the rotation and centre behind ``transform``."""
+        sm = self.model.shape_matching
+        if sm is None:
+            return
+        rot, c, _ = sm.fit(state.positions, sm.mass)
+        state.rigid_rotation, state.rigid_center = rot, c
+
+    # ------------------------------------------------------------------ 2. mass scaling
+    def _scaled_contact_inv_mass(self, state: ParticleState, x_pred: FloatArray) -> FloatArray:
+        """Contact inverse masses: rigid particles' effective mass, then shock propagation.
+
+        Rigid particles: shape matching weighs a touching particle (1 + W) times its mass m, so a
+        correction on it moves its body by m (1 + W) / (M + W m n) of it (M body mass, n touching
+        particles of the body, from the previous small step). Giving the contact the effective mass
+        m_c = M m (1 + W) / (M + W m n) makes the body's momentum change equal the partner's: the
+        weighting keeps friction from being averaged away without breaking momentum conservation.
+
+        Shock propagation (paper Sec. 4.3): w* = w exp(k height), m* = m exp(-k height).
+        """
+        model = self.model
+        w = model.particle_contact_inv_mass
+        sm = model.shape_matching
+        if sm is not None:
+            big_w = self.settings.rigid_contact_weight
+            n_touch = state.rigid_touch_count[sm.body]
+            body_mass = model.rigid_mass[sm.body]
+            factor = (body_mass + big_w * sm.mass * n_touch) / (body_mass * (1.0 + big_w))
+            w = w.copy()
+            w[sm.idx] *= factor
+        k = self.settings.shock_propagation
+        g = float(np.linalg.norm(self.gravity))
+        if k <= 0.0 or g == 0.0 or not model.any_pairs:
+            return w
+        height = np.einsum("ij,j->i", x_pred, -self.gravity / g)
+        # Relative to the lowest particle, capped so exp never overflows.
+        return w * np.exp(np.minimum(k * (height - height.min()), SHOCK_EXPONENT_CAP))
+
+    # ------------------------------------------------------------------ 3. neighbours
+    def _candidates(self, x: FloatArray) -> tuple[IntArray, IntArray]:
+        """Candidate pairs within 2r + margin, rebuilt only when a particle moved > margin / 2.
+
+        Two particles each moving less than margin/2 (relative to the common motion) since the build
+        cannot have closed a gap of more than the margin, so every pair that can touch now is listed.
+        """
+        nb = self.candidates
+        if not self.model.any_pairs:
+            return nb.i, nb.j
+        if len(nb.reference) == len(x):
+            # Only relative motion changes which pairs are close: |d_ij| changes by at most
+            # |u_i - u_j| <= |u_i - c| + |u_j - c| for displacements u and any common shift c. With
+            # c the midrange, a block of grains falling together never triggers a rebuild.
+            # Per axis the deviation from the midrange is at most half the spread (ptp), which
+            # bounds |u_i - c| without a per-particle norm.
+            moved = x - nb.reference
+            half_spread = 0.5 * (column_max(moved) - column_min(moved))
+            if float((half_spread * half_spread).sum()) < (0.5 * self.margin) ** 2:
+                return nb.i, nb.j
+        i, j = self.build_candidates(x)
+        nb.i, nb.j, nb.reference = i, j, x.copy()
+        return i, j
+
+    def build_candidates(self, x: FloatArray) -> tuple[IntArray, IntArray]:
+        """Candidate pairs for reference positions x: a pure function of x and the model, so a
+        snapshot needs to keep only x to rebuild the identical list (same order, same sums)."""
+        model = self.model
+        cutoff = 2.0 * self.radius + self.margin
+        if model.has_cohesion:
+            cutoff += COHESION_RANGE_RADII * self.radius
+        i, j = find_pairs(x, cutoff, model.particle_group, model.group_self_collides)
+        if model.any_cloth_self:
+            # Cloth neighbours in the rest shape would always touch: exclude them.
+            group, rest = model.particle_group, model.particle_rest_q
+            same_cloth = (group[i] == group[j]) & (model.particle_kind[i] == KIND_CLOTH)
+            d = rest[i] - rest[j]
+            near = np.einsum("ij,ij->i", d, d) < (SELF_COLLISION_REST_DIAMETERS * 2.0 * self.radius) ** 2
+            keep = ~(same_cloth & near)
+            i, j = i[keep], j[keep]
+        return i, j
+
+    def restore_candidates(self, reference: FloatArray) -> None:
+        """Rebuild the candidate list a snapshot was taken with from its reference positions."""
+        self.candidates.reset()
+        if len(reference) and self.model.any_pairs:
+            self.candidates.i, self.candidates.j = self.build_candidates(reference)
+            self.candidates.reference = reference.copy()
+
+    # ------------------------------------------------------------------ 4., 5. contacts
+    def _contact_pass(
+        self,
+        state: ParticleState,
+        x_pred: FloatArray,
+        x_prev: FloatArray | None,
+        pair_i: IntArray,
+        pair_j: IntArray,
+        w_contact: FloatArray,
+        alpha: float,
+        dt_frame: float,
+        h: float,
+        apply: bool = False,
+    ) -> tuple[FloatArray, BoolArray, ColliderContacts]:
+        """Collider contacts then particle contacts (with friction when ``x_prev`` is given).
+
+        With ``apply`` the corrections are applied to ``x_pred`` in place family by family; without,
+        the summed corrections are returned (stabilization applies them to x and x*).
+        Returns (delta (N, 3), touching (N,) bool, collider contacts).
+        """
+        s, model = self.settings, self.model
+        n = len(x_pred)
+        target = x_pred if apply else x_pred.copy()
+        touching = np.zeros(n, dtype=bool)
+        tol = TOUCH_TOLERANCE_RADII * self.radius
+        col = self._collider_contacts(target, alpha, dt_frame, tol)
+        if len(col.idx):
+            touching[col.idx] = True
+            # Pinned particles (zero inverse mass) never move: a collider must not push them either.
+            # It did: a post collider touching a hammock's pinned edge shoved one pin inwards, and with
+            # no gravity or contact to stop it the pin then slid across the scene at constant speed,
+            # pulling a 1.2 m ridge of cloth through the hammock that tipped the loads off its side.
+            active = (col.depth > 0.0) & model.particle_dynamic[col.idx]
+            if not active.all():
+                col = ColliderContacts(
+                    col.idx[active],
+                    col.normal[active],
+                    col.depth[active],
+                    col.velocity[active],
+                    col.friction[active],
+                )
+            delta = collider_corrections(
+                target,
+                x_prev,
+                col,
+                s.static_friction_scale,
+                s.dynamic_friction_scale,
+                model.particle_friction,
+                h,
+            )
+            apply_jacobi(target, col.idx, delta, 1.0)
+        if len(pair_i):
+            idx, delta, near = particle_contacts(
+                target, x_prev, pair_i, pair_j, w_contact, self.radius, s.max_mass_ratio,
+                model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
+                model.particle_cohesion if model.has_cohesion else None,
+                *self._rigid_sdf_world(state), touch_tolerance=tol,
+            )  # fmt: skip
+            touching[near] = True
+            if len(idx):
+                apply_pair_jacobi(target, idx, delta, s.relaxation)
+        return target - x_pred, touching, col
+
+    def _cloth_contact_pass(
+        self,
+        state: ParticleState,
+        x_pred: FloatArray,
+        pair_i: IntArray,
+        pair_j: IntArray,
+        w_contact: FloatArray,
+    ) -> None:
+        """Contacts between cloth and other particles once more, after the stretch solve, cloth held.
+
+        The stiff stretch solve runs after the contacts and pulls each cloth vertex back to where the
+        rest of the cloth and the pins hold it, undoing the cloth's share of every contact correction.
+        With the mass-ratio limit (10:1) the heavy side's share is only 1/11, so a grain or crate on
+        the cloth got ~1/11 of the overlap back per small step: a contact that soft is a spring that a
+        falling block of sand compresses by more than a radius and pushes straight through, between
+        the vertices, while the cloth hardly stretches (hammock demo, 700 kg of sand on 0.9 kg of
+        cloth: 600-1300 of the 1287 grains and both crates went through the cloth's interior; twice
+        the substeps only slowed it down). Here the cloth counts as immovable (its position is the
+        stretch solve's answer) and only the other side moves out, so the step ends with the load on
+        the cloth and the velocity update sees it stopped. The first pass keeps its mass-ratio split,
+        so a heavier load still pushes the cloth further down. No friction here (the first pass
+        applied it).
+        """
+        is_cloth = self.model.particle_is_cloth
+        mixed = is_cloth[pair_i] != is_cloth[pair_j]
+        if not mixed.any():
+            return
+        w_load = np.where(is_cloth, 0.0, w_contact)  # 0 = immovable, kept 0 by the ratio limit
+        # Only overlap beyond the slop is removed (rest distance 2r - slop): the load rests that deep
+        # in the cloth and the next first pass sees it, so the sag still grows with the load's mass.
+        r = self.radius * (1.0 - 0.5 * CLOTH_CONTACT_SLOP_RADII)
+        idx, delta, _ = particle_contacts(
+            x_pred, None, pair_i[mixed], pair_j[mixed], w_load, r, self.settings.max_mass_ratio,
+            None, 1.0, 1.0, None, *self._rigid_sdf_world(state),
+        )  # fmt: skip
+        if len(idx):
+            apply_pair_jacobi(x_pred, idx, delta, self.settings.relaxation)
+
+    def _collider_contacts(
+        self, x: FloatArray, alpha: float, dt_frame: float, tol: float
+    ) -> ColliderContacts:
+        parts = [plane_contacts(self.planes, x, self.radius, tol)] if self.planes else []
+        parts += [mesh.contacts(x, alpha, dt_frame, tol) for mesh in self.meshes]
+        return ColliderContacts.concatenate(parts)
+
+    def _rigid_sdf_world(
+        self, state: ParticleState
+    ) -> tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None]:
+        """Per-particle SDF depth, and a function rotating the stored SDF normals to world space."""
+        model = self.model
+        if model.shape_matching is None:
+            return None, None
+        rotation = state.rigid_rotation
+        body_of = model.particle_rigid_body
+        local = model.particle_sdf_normal
+
+        def normal(idx: IntArray) -> FloatArray:
+            # (3, K), coordinate-major. Non-rigid particles have a zero local normal, so any rotation
+            # gives zero.
+            return np.asarray(np.einsum("kij,kj->ik", rotation[body_of[idx]], local[idx]), dtype=np.float64)
+
+        return model.particle_sdf_depth, normal
+
+    # ------------------------------------------------------------------ 5. shape matching, distances
+    def _rigid_goals(self, x: FloatArray, touching: BoolArray) -> tuple[FloatArray, FloatArray]:
+        """Shape-matching corrections (R, 3) with contact-weighted fit, and the body rotations."""
+        sm = self.model.shape_matching
+        assert sm is not None
+        weight = sm.mass * (1.0 + self.settings.rigid_contact_weight * touching[sm.idx])
+        return sm.goals(x, weight)
+
+    def _solve_shape_matching(self, state: ParticleState, x_pred: FloatArray, touching: BoolArray) -> None:
+        sm = self.model.shape_matching
+        assert sm is not None
+        state.rigid_touch_count = np.asarray(
+            np.bincount(sm.body, weights=touching[sm.idx].astype(np.float64), minlength=sm.n_bodies),
+            dtype=np.float64,
+        )
+        delta, state.rigid_rotation = self._rigid_goals(x_pred, touching)
+        # One goal per particle, so no averaging; applied fully to keep the body rigid.
+        x_pred[sm.idx] += delta
+
+    def _distance_solvers(self, h: float) -> list[GaussSeidelSolver | JacobiSolver]:
+        """Bending (Jacobi) then stretch (coloured Gauss-Seidel) solvers for step size h.
+
+        Cached: h is fixed per frame rate. Stretch goes last so the stiff constraints have the final
+        word before the velocity update.
+        """
+        solvers = self._solver_cache.get(h)
+        if solvers is None:
+            model = self.model
+            solvers = []
+            if len(model.bend):
+                solvers.append(JacobiSolver(model.bend, model.particle_inv_mass, h, self.settings.relaxation))
+            if len(model.stretch):
+                solvers.append(GaussSeidelSolver(model.stretch, model.particle_inv_mass, h))
+            if len(self._solver_cache) > DISTANCE_SOLVER_CACHE_SIZE:
+                self._solver_cache.clear()
+            self._solver_cache[h] = solvers
+        return solvers
+
+    # ------------------------------------------------------------------ 6. velocities
+    def _apply_restitution(
+        self, v: FloatArray, v_before: FloatArray, col: ColliderContacts, h: float
+    ) -> None:
+        """Bounce: the normal velocity after the step becomes -e times the approach speed before it.
+
+        Slow contacts (approach below the speed gravity adds in two small steps) do not bounce, so
+        resting contacts stay at rest. Colliders only; particle-particle contacts are inelastic.
+        """
+        e = self.settings.restitution
+        vn_before = np.einsum("ij,ij->i", v_before[col.idx], col.normal)
+        threshold = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h
+        bounce = vn_before < -threshold
+        if not bounce.any():
+            return
+        idx, n = col.idx[bounce], col.normal[bounce]
+        vn_after = np.einsum("ij,ij->i", v[idx], n)
+        v[idx] += ((-e * vn_before[bounce]) - vn_after)[:, None] * n
+
+    def _resting(self, state: ParticleState, touching: BoolArray) -> BoolArray:
+        """(N,) particles that may sleep: those touching something, and every particle of a rigid body
+        that touches something (``rigid_touch_count``, counted by this small step's shape matching).
+        A speed test alone froze bodies that start at rest in the air: one small step of gravity is
+        only g h (0.026 m/s at 24 fps and 16 small steps per frame)."""
+        sm = self.model.shape_matching
+        if sm is None:
+            return touching
+        eligible = touching.copy()
+        eligible[sm.idx] |= state.rigid_touch_count[sm.body] > 0.0
+        return eligible
+
+
+def _clamp_speed(v: FloatArray, max_speed: float) -> None:
+    speed = np.sqrt(np.einsum("ij,ij->i", v, v))
+    fast = speed > max_speed
+    if fast.any():
+        v[fast] *= (max_speed / speed[fast])[:, None]
+
+
+# ---------------------------------------------------------------------- divergence
+def divergence_speed(max_speed: float) -> float:
+    """Speed (m/s) above which a particle has blown up: DIVERGED_SPEED, or more with a max_speed."""
+    if not np.isfinite(max_speed):
+        return DIVERGED_SPEED
+    return max(DIVERGED_SPEED, DIVERGED_OVER_MAX_SPEED * float(max_speed))
+
+
+def diverged_particles(state: ParticleState, max_speed: float) -> BoolArray:
+    """(N,) True where a particle is NaN/inf, faster than the divergence speed or absurdly far away."""
+    x, v = state.positions, state.velocities
+    with np.errstate(invalid="ignore", over="ignore"):
+        slow = np.einsum("ij,ij->i", v, v) <= divergence_speed(max_speed) ** 2
+        near = row_abs_max(x) <= geometry.MAX_COORDINATE
+    bad: BoolArray = ~(slow & near)  # NaN compares False: counted as bad
+    return bad
+
+
+def divergence_error(
+    bad: BoolArray,
+    state: ParticleState,
+    bodies: Sequence[Body],
+    settings: SolverSettings,
+    frame: int,
+    time: float,
+    dt: float,
+) -> SimulationDivergedError:
+    """The error for a blown-up step: which bodies, what went wrong, which settings to change."""
+    labels = [
+        body.name or f"{body.kind} {number}" for number, body in enumerate(bodies) if bad[body.indices].any()
+    ]
+    count = int(np.count_nonzero(bad))
+    x, v = state.positions[bad], state.velocities[bad]
+    if not (np.isfinite(x).all() and np.isfinite(v).all()):
+        cause = "NaN or infinite positions"
+    elif np.abs(x).max() > geometry.MAX_COORDINATE:
+        cause = f"positions beyond {geometry.MAX_COORDINATE:g} m"
+    else:
+        cause = f"speeds above {divergence_speed(settings.max_speed):g} m/s"
+    shown = ", ".join(repr(label) for label in labels[:3]) + (" and others" if len(labels) > 3 else "")
+    first = repr(labels[0]) if labels else "the objects"
+    s = settings
+    return SimulationDivergedError(
+        f"the simulation blew up in step {frame + 1} (t = {time + dt:.4g} s): {count} "
+        f"particles of {shown or 'the world'} got {cause}; kept the last good state (before this "
+        f"step). Use more substeps (now {s.substeps}), a lower relaxation (now {s.relaxation:g}) "
+        f"or a max_speed limit (now {s.max_speed:g} m/s), and check {first} for an extreme density "
+        "or mass next to what it touches, or objects overlapping at the start",
+        tuple(labels),
+        count,
+    )
