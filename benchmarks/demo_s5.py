@@ -73,7 +73,7 @@ def run(frames: int) -> dict:
         step(dt)
         step_ms.append((time.perf_counter() - s0) * 1000.0)
 
-    world.step = timed_step
+    world.step = timed_step  # type: ignore[method-assign]  # timing wrapper around the bound method
     radius = float(world.radius)
     tr = scenes.Tracker()
 

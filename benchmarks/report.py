@@ -1,11 +1,21 @@
-"""Benchmark results into ratios, target verdicts, a console summary, docs/performance.md and the plot."""
+"""Benchmark results into ratios, target verdicts, a console summary, docs/performance.md and the plot.
+
+    python -m benchmarks.report --ablations-only [--doc docs/performance.md]
+
+A full report is written by ``python -m benchmarks.run`` (``make bench``). The command above refreshes
+only the "What each optimisation bought" section of an existing report, from
+benchmarks/results/ablations.md (written by ``python -m benchmarks.ablations``) and
+benchmarks/optimization_log.md, leaving the rest of the last full run's figures as they were.
+"""
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import os
 import platform
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +23,7 @@ import numpy as np
 from benchmarks import scenes
 
 ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "performance.md"
 # Hand-written history of what each optimisation bought; copied verbatim into docs/performance.md.
 OPT_LOG = ROOT / "benchmarks" / "optimization_log.md"
 # Table of benchmarks/ablations.py (each optimisation switched off alone), copied into docs/performance.md.
@@ -341,12 +352,32 @@ def markdown(run: dict, png_rel: str) -> str:
     L += ["", _METHOD, ""]
     if HISTORY.exists():
         L += [HISTORY.read_text().rstrip(), ""]
-    L += ["## What each optimisation bought", ""]
+    L += ablations_section()
+    return "\n".join(L)
+
+
+ABLATIONS_HEADING = "## What each optimisation bought"
+
+
+def ablations_section() -> list[str]:
+    """The last section of the report: the ablation table (generated) and the hand-kept log."""
+    L = [ABLATIONS_HEADING, ""]
     if ABLATIONS.exists():
         L += ["### Switched off one at a time (generated)", "", ABLATIONS.read_text().rstrip(), ""]
     if OPT_LOG.exists():
         L += ["### Changes, before and after (kept by hand)", "", OPT_LOG.read_text().rstrip(), ""]
-    return "\n".join(L)
+    return L
+
+
+def refresh_ablations(doc: Path = DOC) -> None:
+    """Replace the ablations section of an existing report, up to the next "## " heading, in place."""
+    text = doc.read_text()
+    start = text.find("\n" + ABLATIONS_HEADING + "\n")
+    if start < 0:
+        raise SystemExit(f"{doc}: no {ABLATIONS_HEADING!r} section; run `python -m benchmarks.run` first")
+    end = text.find("\n## ", start + 1)
+    rest = "\n" + text[end + 1 :] if end >= 0 else ""
+    doc.write_text(text[: start + 1] + "\n".join(ablations_section()) + rest)
 
 
 def _bake_section(bake: list[dict] | dict | None) -> list[str]:
@@ -584,3 +615,24 @@ def plot(run: dict, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument(
+        "--ablations-only",
+        action="store_true",
+        help="refresh only the ablations section (after python -m benchmarks.ablations)",
+    )
+    ap.add_argument("--doc", default=str(DOC), help="report to update (default: docs/performance.md)")
+    args = ap.parse_args(argv)
+    if not args.ablations_only:
+        ap.error("the full report is written by `python -m benchmarks.run`; here only --ablations-only")
+    doc = Path(args.doc)
+    refresh_ablations(doc)
+    print(f"refreshed the ablations section of {doc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

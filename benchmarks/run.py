@@ -10,7 +10,8 @@ benchmarks/peers_blender.py through bpy; pypbd: benchmarks/peers_pypbd.py; S5, t
 add-on: benchmarks/demo_s5.py), one after another, so peak
 memory is per scene and runs do not compete for the two cores. Raw results go to
 benchmarks/results/latest.json. A full run then switches each optimisation off in turn
-(benchmarks/ablations.py, skip with --no-ablations) for the "What each optimisation bought" table,
+(benchmarks/ablations.py, skip with --no-ablations; under both NumPy 1.26 and, when .venv52 exists,
+NumPy 2.5) for the "What each optimisation bought" table,
 and times writing a bake of a 100k-vertex cloth (benchmarks/bench_bake.py, skip with --no-bake).
 """
 
@@ -46,6 +47,9 @@ class Job:
     args: list[str]
     timeout: float
     env: dict[str, str] | None = None
+    # Interpreter of the worker process (default: this one); benchmarks/ablations.py runs each lever under
+    # several (NumPy 1.26 in .venv, NumPy 2.5 in .venv52).
+    python: str | None = None
 
 
 # pypbd parallelises with OpenMP. Its default busy-waiting threads are fastest on an idle machine but
@@ -120,7 +124,7 @@ def _run_job(job: Job) -> dict:
     if job.module == "benchmarks.demo_s5" and not demo_s5.DEMO_SCRIPT.is_file():
         rel = demo_s5.DEMO_SCRIPT.relative_to(ROOT)
         return {"scene": job.scene, "solver": job.solver, "skipped": f"no demo scene yet ({rel} not found)"}
-    cmd = [sys.executable, "-m", job.module, *job.args]
+    cmd = [job.python or sys.executable, "-m", job.module, *job.args]
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(job.env or {})
@@ -232,8 +236,15 @@ def main(argv: list[str] | None = None) -> int:
         print("[bake] writing a bake of a 100k-vertex cloth (benchmarks/bench_bake.py) ...", flush=True)
         run["bake"] = bake_cost()
     if full and not args.no_ablations:
-        print("[ablations] each optimisation switched off in turn (benchmarks/ablations.py) ...", flush=True)
-        ablations.main([])
+        # Under every NumPy the add-on meets: this interpreter (.venv, NumPy 1.26) and Blender 5.2's
+        # (.venv52, NumPy 2.5, when `make env52` has made it), runs alternating, one column pair each.
+        pythons = ablations.default_pythons()
+        print(
+            f"[ablations] each optimisation switched off in turn (benchmarks/ablations.py), "
+            f"{len(pythons)} interpreter(s) ...",
+            flush=True,
+        )
+        ablations.main([arg for py in pythons for arg in ("--python", py)])
     raw = RESULTS_DIR / (
         "latest.json" if full else "latest-quick.json" if args.quick else "latest-partial.json"
     )

@@ -11,11 +11,15 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-# Blender modules in registration order (unregistered in reverse).
+# Registered Blender modules (those with register()/unregister()), in registration order; unregistered
+# in reverse. The others (rna, mesh_io, materials, settings_ui, runtime, granular, cachefiles, the
+# frame path scene_reader -> frame_cache -> writeback -> simulation, and the bake's paths, outputs,
+# staleness, live_source, job) are imported by these.
 _MODULE_NAMES: tuple[str, ...] = (
     "properties",
+    "bake.properties",
     "operators",
-    "bake",
+    "bake.operators",
     "panels",
     "handlers",
 )

@@ -74,7 +74,8 @@ def _bake_module(bpy: ModuleType) -> tuple[ModuleType, bool]:
         register()
         registered_here = True
     cls: Any = getattr(bpy.types, "UNIFIED_PARTICLES_OT_bake", None)
-    module_name = getattr(cls, "__module__", "")
+    # The operator lives in <package>.blender.bake.operators; its package is the bake API.
+    module_name = getattr(cls, "__module__", "").rpartition(".")[0]
     if module_name in sys.modules and hasattr(sys.modules[module_name], "bake_scene"):
         return sys.modules[module_name], registered_here
     from .blender import bake

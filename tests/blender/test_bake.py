@@ -405,13 +405,14 @@ def test_failed_bake_keeps_previous_bake(bpy_clean: ModuleType, tmp_path: Path) 
 
     scene.unified_particles.substeps = 3  # a new bake with other settings fails half way
     assert scene.unified_particles_bake.outdated
-    previous = bake.SOURCE_FACTORY
-    bake.SOURCE_FACTORY = Failing
+    runtime = sys.modules[f"{PACKAGE}.blender.runtime"]
+    previous = runtime.bake_source_factory
+    runtime.bake_source_factory = Failing
     try:
         with pytest.raises(RuntimeError, match="solver blew up"):
             run_op(bpy, "bake")
     finally:
-        bake.SOURCE_FACTORY = previous
+        runtime.bake_source_factory = previous
     state = scene.unified_particles_bake
     assert "solver blew up" in state.error
     assert state.baked

@@ -263,7 +263,7 @@ def test_missing_cache_folder_is_created_and_a_file_in_the_way_is_reported(
     # A read-only folder (not reproducible here: tests run as root) is reported the same way.
     bake = module("blender.bake")
     for code in (errno.EACCES, errno.EROFS):
-        message = bake._error_message(OSError(code, "Permission denied", "/srv/shots/cache"))
+        message = bake.error_message(OSError(code, "Permission denied", "/srv/shots/cache"))
         assert message.startswith("No permission to write /srv/shots/cache: choose another Cache Folder")
 
 
@@ -425,7 +425,7 @@ def test_solver_blow_up_stops_keeps_the_last_good_frame_and_names_the_object(
     def blows_up(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
         if self.frame == 3:  # the step from frame 4 to frame 5
-            self._x[0] = np.nan
+            self.positions[0] = np.nan  # the public, writable view of the particle positions
 
     monkeypatch.setattr(world_class, "_small_step", blows_up)
     shown = {}

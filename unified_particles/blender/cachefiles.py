@@ -18,6 +18,10 @@ render-farm tools) without Blender.
 
 File names come from a stable per-object id (a UUID string stored on the object), never from
 the object's name: renaming an object keeps its cache, and a name cannot escape the cache folder.
+
+Why it sits in ``blender/`` though it imports no bpy: it is the bake's file layer, and only the bake
+(``blender/bake/``) writes these files; keeping no bpy here is what lets tests and farm tools read
+a bake's files without Blender. It is a base module of the Blender layer (imports NumPy only).
 """
 
 from __future__ import annotations
@@ -395,89 +399,21 @@ def check_sidecar(
 # Solver snapshots (resumable bakes)
 
 
-def state_to_arrays(state: Any) -> dict[str, np.ndarray]:
-    """Flatten a solver state (dataclass, NamedTuple, mapping or array) into named arrays for ``np.savez``."""
-    if isinstance(state, np.ndarray):
-        return {"__array__": state}
-    if dataclasses.is_dataclass(state) and not isinstance(state, type):
-        items = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
-    elif hasattr(state, "_asdict"):
-        items = dict(state._asdict())
-    elif isinstance(state, Mapping):
-        items = dict(state)
-    else:
-        raise CacheError(f"cannot snapshot a solver state of type {type(state).__name__}")
-    arrays: dict[str, np.ndarray] = {}
-    for name, value in items.items():
-        if not isinstance(name, str) or not name.isidentifier():
-            raise CacheError(f"cannot snapshot state field {name!r}")
-        if value is None:
-            arrays[name + "__none"] = np.zeros(0)
-            continue
-        nested = None
-        if dataclasses.is_dataclass(value) or hasattr(value, "_asdict") or isinstance(value, Mapping):
-            nested = state_to_arrays(value)
-        if nested is not None:
-            for sub, array in nested.items():
-                arrays[f"{name}__{sub}"] = array
-            continue
-        array = np.asarray(value)
-        if array.dtype == object:
-            raise CacheError(f"state field {name!r} is not numeric (would need pickle)")
-        arrays[name] = array
-    return arrays
-
-
-def arrays_to_state(template: Any, arrays: Mapping[str, np.ndarray]) -> Any:
-    """Rebuild a state of the same type as ``template`` from :func:`state_to_arrays` output."""
-    if isinstance(template, np.ndarray):
-        return np.array(arrays["__array__"], copy=True)
-    if dataclasses.is_dataclass(template) and not isinstance(template, type):
-        names = [f.name for f in dataclasses.fields(template)]
-    elif hasattr(template, "_asdict"):
-        names = list(template._asdict())
-    elif isinstance(template, Mapping):
-        names = list(template)
-    else:
-        raise CacheError(f"cannot restore a solver state of type {type(template).__name__}")
-    values: dict[str, Any] = {}
-    for name in names:
-        current = template[name] if isinstance(template, Mapping) else getattr(template, name)
-        if name + "__none" in arrays:
-            values[name] = None
-        elif name in arrays:
-            values[name] = _like(current, arrays[name])
-        else:
-            prefix = name + "__"
-            sub = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
-            if not sub or current is None:
-                raise CacheError(f"snapshot lacks state field {name!r}")
-            values[name] = arrays_to_state(current, sub)
-    if isinstance(template, Mapping):
-        return values
-    if hasattr(template, "_asdict"):
-        return template._replace(**values)
-    return dataclasses.replace(template, **values)
-
-
-def _like(template: Any, array: np.ndarray) -> Any:
-    if isinstance(template, np.ndarray):
-        return np.array(array, dtype=template.dtype, copy=True)
-    if isinstance(template, (bool, int, float, complex, np.generic)):
-        return type(template)(array.item())
-    if isinstance(template, (list, tuple)):
-        return type(template)(array.tolist())
-    return np.array(array, copy=True)
-
-
-def save_snapshot(path: str | os.PathLike[str], state: Any, meta: Mapping[str, Any]) -> None:
-    """Save a solver state and JSON metadata to ``path`` (.npz), atomically, without pickle."""
-    arrays = state_to_arrays(state)
+def save_snapshot(
+    path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
+) -> None:
+    """Save named arrays (``Snapshot.to_arrays()``) and JSON metadata to ``path`` (.npz), atomically,
+    without pickle."""
     if "__meta__" in arrays:
         raise CacheError("state field named __meta__")
+    for name, array in arrays.items():
+        if not name.isidentifier():
+            raise CacheError(f"cannot snapshot state field {name!r}")
+        if np.asarray(array).dtype == object:
+            raise CacheError(f"state field {name!r} is not numeric (would need pickle)")
     meta_text = json.dumps(dict(meta), sort_keys=True, default=_json_default)
     with atomic_file(path, "wb") as handle:
-        np.savez(handle, __meta__=np.array(meta_text), **arrays)
+        np.savez(handle, __meta__=np.array(meta_text), **dict(arrays))
 
 
 def load_snapshot(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -501,6 +437,7 @@ def load_snapshot(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[st
 
 
 def remove_files(paths: list[Path]) -> None:
+    """Delete files; ones already gone are fine."""
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
@@ -511,5 +448,6 @@ def remove_tree(path: str | os.PathLike[str]) -> None:
 
 
 def remove_dir_if_empty(path: str | os.PathLike[str]) -> None:
+    """Remove a folder if it is empty (OSError: it is not empty, or is gone, or not ours to remove)."""
     with contextlib.suppress(OSError):
         os.rmdir(path)

@@ -1,33 +1,67 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Persistent handlers that only dispatch: frame change -> simulation runner; file load -> forget runners."""
+"""Persistent handlers that only dispatch.
+
+* frame change -> the live simulation shows the new frame (:func:`.simulation.on_frame_change`);
+* before a file loads -> forget the in-memory simulations (:mod:`.runtime`), they belong to the old file;
+* after a file loads -> a bake interrupted by a crash can be resumed; check baked caches against the scene;
+* before saving -> give the scene and its simulated objects stable cache ids.
+
+The top of the Blender layer: imports ``simulation``, ``bake`` and the base modules.
+"""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import bpy
 from bpy.app.handlers import persistent
 
+from . import simulation
+from .bake import ensure_uids, report_bake_problems
+
 
 @persistent
 def on_frame_change_post(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | None = None) -> None:
     """Show the live simulation at the new frame (post: animated colliders are already at that frame)."""
-    from . import simulation
-
     simulation.on_frame_change(scene, depsgraph)
 
 
 @persistent
 def on_load_pre(*_args: Any) -> None:
     """A file is about to replace the current one: in-memory simulations belong to the old one."""
-    from . import simulation
-
     simulation.free_all()
+
+
+@persistent
+def on_load_post(*_args: Any) -> None:
+    """Check the bakes of the loaded file (problems show in the panel)."""
+    for scene in bpy.data.scenes:
+        state = getattr(scene, "unified_particles_bake", None)
+        if state is None:
+            continue
+        if state.is_baking:
+            state.is_baking = False  # saved while a bake ran (or it crashed): the bake can be resumed
+        if state.baked:
+            try:
+                report_bake_problems(scene)
+            except Exception as exc:  # a handler must not raise: loading the file goes on
+                print(f"Unified Particles: cannot check the bake of {scene.name!r}: {exc}", file=sys.stderr)
+
+
+@persistent
+def on_save_pre(*_args: Any) -> None:
+    """Stable cache ids before saving, so an interrupted bake of the saved file can resume later."""
+    for scene in bpy.data.scenes:
+        if getattr(scene, "unified_particles_bake", None) is not None:
+            ensure_uids(scene)
 
 
 _HANDLERS = (
     ("frame_change_post", on_frame_change_post),
     ("load_pre", on_load_pre),
+    ("load_post", on_load_post),
+    ("save_pre", on_save_pre),
 )
 
 
@@ -47,6 +81,4 @@ def unregister() -> None:
                 handler, "__module__", ""
             ).startswith(__package__ or ""):
                 handlers.remove(handler)
-    from . import simulation
-
     simulation.free_all()

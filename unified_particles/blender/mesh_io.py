@@ -7,16 +7,21 @@ vertices in Python except reading vertex-group weights (done once per build).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import bpy
 import numpy as np
+from mathutils import Matrix
 from numpy.typing import NDArray
 
 from .rna import as_type
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+
+# Name of the point attribute that keeps a mesh's original (rest) vertex positions while the simulation
+# writes into the mesh, so Reset and Clear can restore them (also after reopening the file).
+REST_ATTRIBUTE = "unified_particles_rest"
 
 
 def matrix_to_numpy(matrix: Any) -> FloatArray:
@@ -26,8 +31,6 @@ def matrix_to_numpy(matrix: Any) -> FloatArray:
 
 def numpy_to_matrix(array: FloatArray) -> Any:
     """``mathutils.Matrix`` of a (4, 4) array."""
-    from mathutils import Matrix
-
     return Matrix([[float(v) for v in row] for row in np.asarray(array).reshape(4, 4)])
 
 
@@ -116,6 +119,16 @@ def evaluated_mesh_arrays(
         obj_eval.to_mesh_clear()
 
 
+def evaluated_positions(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> FloatArray:
+    """Local-space vertices (V, 3) of ``obj`` with its modifiers applied."""
+    obj_eval = obj.evaluated_get(depsgraph)
+    mesh = obj_eval.to_mesh()
+    try:
+        return read_positions(mesh)
+    finally:
+        obj_eval.to_mesh_clear()
+
+
 def evaluated_matrix_world(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None) -> FloatArray:
     """World matrix after animation, parents and constraints of the current frame."""
     source = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
@@ -127,14 +140,6 @@ def oriented_triangles(matrix: FloatArray, triangles: IntArray) -> IntArray:
     if np.linalg.det(np.asarray(matrix)[:3, :3]) < 0.0:
         return np.ascontiguousarray(triangles[:, ::-1])
     return triangles
-
-
-def signed_volume(vertices: FloatArray, triangles: IntArray) -> float:
-    """Enclosed volume of a closed, outward-oriented triangle mesh (divergence theorem), m^3."""
-    if len(triangles) == 0:
-        return 0.0
-    a, b, c = (vertices[triangles[:, k]] for k in range(3))
-    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
 
 
 def surface_area(vertices: FloatArray, triangles: IntArray) -> float:
@@ -185,3 +190,40 @@ def set_point_cloud(mesh: bpy.types.Mesh, points: FloatArray, radius: float) -> 
             "value", np.full(len(points), radius, dtype=np.float32)
         )
     mesh.update()
+
+
+PointAttributes = dict[str, tuple[str, NDArray[np.float32]]]
+
+
+def read_point_attributes(mesh: bpy.types.Mesh) -> PointAttributes:
+    """Name -> (data type, flat float32 values) of the FLOAT and FLOAT_VECTOR point attributes
+    (``position`` and internal ``.``-prefixed ones excluded)."""
+    out: PointAttributes = {}
+    n = len(mesh.vertices)
+    for attr in mesh.attributes:
+        if attr.name == "position" or attr.domain != "POINT" or attr.name.startswith("."):
+            continue
+        if attr.data_type == "FLOAT":
+            values = np.empty(n, dtype=np.float32)
+            as_type(attr, bpy.types.FloatAttribute).data.foreach_get("value", values)
+        elif attr.data_type == "FLOAT_VECTOR":
+            values = np.empty(n * 3, dtype=np.float32)
+            as_type(attr, bpy.types.FloatVectorAttribute).data.foreach_get("vector", values)
+        else:
+            continue
+        out[attr.name] = (attr.data_type, values)
+    return out
+
+
+def rebuild_point_mesh(mesh: bpy.types.Mesh, positions: FloatArray, attributes: PointAttributes) -> None:
+    """Make ``mesh`` a vertex-only mesh at ``positions`` with the point ``attributes`` given."""
+    mesh.clear_geometry()
+    mesh.vertices.add(len(positions))
+    for name, (data_type, values) in attributes.items():
+        kind: Any = data_type  # "FLOAT" or "FLOAT_VECTOR" (read_point_attributes)
+        attr = mesh.attributes.get(name) or mesh.attributes.new(name, kind, "POINT")
+        # FLOAT or FLOAT_VECTOR when new; an existing attribute of that name is written as it is.
+        cast("bpy.types.FloatAttribute | bpy.types.FloatVectorAttribute", attr).data.foreach_set(
+            "value" if data_type == "FLOAT" else "vector", values
+        )
+    write_positions(mesh, positions)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Operators of the sidebar tab: make selected meshes rigid, cloth, granular or colliders; clear; reset.
 
-``unified_particles.bake`` and ``unified_particles.free_bake`` belong to ``bake.py`` (registered by it).
+``unified_particles.bake`` and ``unified_particles.free_bake`` are in ``bake/operators.py``.
 Every operator acts on all selected mesh objects, reports problems with ``report({'ERROR'}, ...)`` and
 returns ``{'CANCELLED'}`` without changing anything, and can be undone.
 """
@@ -12,8 +12,11 @@ import bpy
 import numpy as np
 from bpy.props import EnumProperty
 
-from . import bake, granular, mesh_io, simulation
-from .properties import PRESET_ITEMS, PRESETS, apply_preset
+from ..core import SimulationInputError, World
+from ..core.geometry import as_vertices, estimate_interior_count
+from . import granular, mesh_io, scene_reader, simulation, writeback
+from .bake import free_object
+from .materials import PRESET_ITEMS, PRESETS, apply_preset
 from .rna import (
     OperatorResult,
     context_scene,
@@ -63,15 +66,12 @@ def _world_mesh(
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
     matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
     if object_settings(obj).has_rest:
-        matrix = simulation.rigid_rest_matrix(obj)
+        matrix = scene_reader.rigid_rest_matrix(obj)
     return mesh_io.transform_points(matrix, local), tris
 
 
 def _geometry_problem(obj: bpy.types.Object, context: bpy.types.Context) -> str | None:
     """Why ``obj``'s mesh cannot be simulated in any role (no vertices, NaN/inf or absurd coordinates)."""
-    from ..core import SimulationInputError
-    from ..core.geometry import as_vertices
-
     with np.errstate(invalid="ignore", over="ignore"):  # NaN/inf input is reported just below
         vertices, _ = _world_mesh(obj, context)
     if len(vertices) == 0:
@@ -92,7 +92,7 @@ def _is_flat(vertices: mesh_io.FloatArray) -> bool:
 
 def release(obj: bpy.types.Object) -> None:
     """Undo what the simulation did to ``obj`` (rest pose, hidden source, particle object)."""
-    simulation.restore_objects([obj])
+    writeback.restore_objects([obj])
     if object_settings(obj).particle_object is not None or object_settings(obj).role == "GRANULAR":
         granular.remove_particle_object(obj)
 
@@ -157,9 +157,6 @@ class UNIFIED_PARTICLES_OT_make_rigid(_MakeOperator):
                 f"{obj.name!r} is flat and has no volume: make it cloth or a collider, or give it thickness"
             )
         # Refuse a body that could never be simulated at this radius now, not at the next frame.
-        from ..core import SimulationInputError, World
-        from ..core.geometry import estimate_interior_count
-
         radius = float(scene_settings(context_scene(context)).particle_radius)
         try:
             World(radius=radius).check_capacity(
@@ -199,7 +196,7 @@ class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
             return f"{obj.name!r} is flat and has no volume to fill with grains"
         # Fill now, so that a refusal (too small, too many grains) happens before anything changed.
         radius = scene_settings(context_scene(context)).particle_radius
-        self._points[obj.name] = simulation.grain_points(obj, context.evaluated_depsgraph_get(), radius)
+        self._points[obj.name] = scene_reader.grain_points(obj, context.evaluated_depsgraph_get(), radius)
         return None
 
     def execute(self, context: bpy.types.Context) -> OperatorResult:
@@ -263,9 +260,9 @@ class UNIFIED_PARTICLES_OT_clear(bpy.types.Operator):
         simulation.reset(context_scene(context))  # everything back to rest, so the rest can be rebuilt
         for obj in objects:
             # A cleared object must not keep playing its bake: drop the bake's modifiers/keys/keyframes.
-            bake.free_object(obj)
+            free_object(obj)
             if object_settings(obj).particle_object is not None:
-                bake.free_object(object_settings(obj).particle_object)
+                free_object(object_settings(obj).particle_object)
             release(obj)
             object_settings(obj).role = "NONE"
         simulation.invalidate(context_scene(context), None)

@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The "Unified Particles" tab in the 3D View sidebar: World, Object, and Cache and Bake sub-panels."""
+"""The "Unified Particles" tab in the 3D View sidebar: World, Object, and Cache and Bake sub-panels.
+
+The World and Advanced panels show every solver setting declared for them in ``core/settings.py``
+(:func:`.settings_ui.panel_setting_names`). Imports ``simulation``, ``bake`` and the base modules.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +13,18 @@ import bpy
 
 from . import simulation
 from .bake import frame_range_note
-from .properties import presets_for_role
+from .materials import presets_for_role
 from .rna import (
     context_scene,
     layout_of,
     object_bake,
     object_settings,
     register_classes,
+    scene_bake,
     scene_settings,
     unregister_classes,
 )
+from .settings_ui import panel_setting_names
 
 _Icon = Literal["INFO", "ERROR", "BLANK1"]
 
@@ -62,8 +68,8 @@ class UNIFIED_PARTICLES_PT_world(_SidebarPanel):
         settings = scene_settings(context_scene(context))
         col = layout.column()
         col.prop(settings, "particle_radius")
-        col.prop(settings, "substeps")
-        col.prop(settings, "iterations")
+        for name in panel_setting_names("world"):
+            col.prop(settings, name)
         row = col.row()
         row.prop(context_scene(context), "use_gravity", text="Gravity")
         sub = col.column()
@@ -82,15 +88,7 @@ class UNIFIED_PARTICLES_PT_advanced(_SidebarPanel):
         layout.use_property_decorate = False
         settings = scene_settings(context_scene(context))
         col = layout.column()
-        for name in (
-            "stabilization_iterations",
-            "relaxation",
-            "shock_propagation",
-            "sleep_threshold",
-            "max_speed",
-            "damping",
-            "restitution",
-        ):
+        for name in panel_setting_names("advanced"):
             col.prop(settings, name)
 
 
@@ -185,9 +183,7 @@ class UNIFIED_PARTICLES_PT_cache(_SidebarPanel):
 def _draw_bake(layout: bpy.types.UILayout, context: bpy.types.Context) -> None:
     """Bake output of the active object, the bake buttons and the bake's status."""
     scene = context_scene(context)
-    state = getattr(scene, "unified_particles_bake", None)
-    if state is None:  # the bake module is not registered
-        return
+    state = scene_bake(scene)
     obj = context.object
     if obj is not None:
         source = object_settings(obj).source_object

@@ -17,7 +17,7 @@ import bpy
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
-    from .bake import UNIFIED_PARTICLES_PG_object_bake, UNIFIED_PARTICLES_PG_scene_bake
+    from .bake.properties import UNIFIED_PARTICLES_PG_object_bake, UNIFIED_PARTICLES_PG_scene_bake
     from .properties import UNIFIED_PARTICLES_PG_object, UNIFIED_PARTICLES_PG_scene
 
     #: What an operator's execute/invoke/modal returns: a set of Blender's return items.

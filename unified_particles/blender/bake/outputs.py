@@ -1,0 +1,294 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The bake's outputs in Blender data: write them into objects, read them back, and remove them.
+
+* PC2 + Mesh Cache modifier (:func:`apply_pc2`), for cloth, granular points and rigid vertices;
+* shape keys, one absolute key per frame with keyframes on ``eval_time`` (:func:`apply_shape_keys`);
+* ``location`` + ``rotation_quaternion`` keyframes for rigid objects (:func:`apply_keyframes`).
+
+Each ``apply_*`` returns a JSON-able dict of what it changed, kept in
+``object.unified_particles_bake.restore``, so :func:`free_object` can undo exactly that.
+:func:`free_bake` undoes the whole scene's bake and deletes its files. Imports ``bake.paths``,
+``cachefiles`` and the base modules (``runtime`` to tell the live simulation to rebuild).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import bpy
+import numpy as np
+
+from .. import cachefiles as cf
+from .. import runtime
+from ..rna import as_type, mesh_of, object_bake, scene_bake, scene_settings
+from .paths import STAGING_PREFIX, abspath, cache_files_of, ensure_scene_uid, role
+
+MODIFIER_NAME = "Unified Particles Bake"
+SHAPE_KEY_PREFIX = "UP "
+ACTION_PREFIX = "UP Bake "
+_LINEAR = 1  # enum value of 'LINEAR' in Keyframe.interpolation (CONSTANT=0, LINEAR=1, BEZIER=2)
+# Keeps the square root's argument positive in quaternion_from_matrix (rounding on a 180 degree turn).
+_SQRT_FLOOR = 1e-300
+
+
+def bake_output(obj: bpy.types.Object) -> str:
+    """The output this object's next bake writes (by role and its choice)."""
+    kind, choice = role(obj), object_bake(obj)
+    if kind == "CLOTH":
+        return str(choice.cloth_output)
+    if kind == "RIGID":
+        return str(choice.rigid_output)
+    return "PC2"
+
+
+def baked_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    """Objects of ``scene`` that carry an output of the current bake."""
+    return [o for o in scene.objects if object_bake(o).baked_output]
+
+
+def quaternion_from_matrix(m: np.ndarray) -> np.ndarray:
+    """Unit quaternion (w, x, y, z) of a 3x3 rotation matrix (Shepperd's method: stable for all angles)."""
+    m00, m11, m22 = m[0, 0], m[1, 1], m[2, 2]
+    trace = m00 + m11 + m22
+    k = int(np.argmax([trace, m00, m11, m22]))
+    if k == 0:
+        s = 2.0 * math.sqrt(max(1.0 + trace, _SQRT_FLOOR))
+        q = (0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s)
+    elif k == 1:
+        s = 2.0 * math.sqrt(max(1.0 + m00 - m11 - m22, _SQRT_FLOOR))
+        q = ((m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s)
+    elif k == 2:
+        s = 2.0 * math.sqrt(max(1.0 + m11 - m00 - m22, _SQRT_FLOOR))
+        q = ((m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s)
+    else:
+        s = 2.0 * math.sqrt(max(1.0 + m22 - m00 - m11, _SQRT_FLOOR))
+        q = ((m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s)
+    quat = np.array(q, dtype=np.float64)
+    return quat / np.linalg.norm(quat)
+
+
+def _ensure_fcurve(action: bpy.types.Action, id_data: Any, data_path: str, index: int = 0) -> Any:
+    """The F-curve of ``data_path[index]`` in ``action`` (already assigned to ``id_data``)."""
+    if hasattr(action, "fcurve_ensure_for_datablock"):  # Blender 4.4+ (slotted actions); 5.0 only has this
+        return action.fcurve_ensure_for_datablock(id_data, data_path, index=index)
+    legacy: Any = action  # Blender < 4.4: Action.fcurves (gone in 5.0, so not in the stubs)
+    fcurve = legacy.fcurves.find(data_path, index=index)
+    return fcurve if fcurve is not None else legacy.fcurves.new(data_path, index=index)
+
+
+def _find_fcurve(action: bpy.types.Action, id_data: Any, data_path: str, index: int = 0) -> Any:
+    if hasattr(action, "fcurves"):
+        return action.fcurves.find(data_path, index=index)
+    return _ensure_fcurve(action, id_data, data_path, index)
+
+
+def _set_keyframes(fcurve: Any, frames: np.ndarray, values: np.ndarray) -> None:
+    """Replace the keyframes of ``fcurve`` with linear keys (fast path: add + foreach_set)."""
+    points = fcurve.keyframe_points
+    if len(points):
+        points.clear()
+    n = len(frames)
+    points.add(n)
+    co = np.empty(2 * n, dtype=np.float32)
+    co[0::2] = frames
+    co[1::2] = values
+    points.foreach_set("co", co)
+    points.foreach_set("interpolation", np.full(n, _LINEAR, dtype=np.int32))
+    fcurve.update()
+
+
+def _get_keyframe_values(fcurve: Any) -> np.ndarray:
+    points = fcurve.keyframe_points
+    co = np.empty(2 * len(points), dtype=np.float32)
+    points.foreach_get("co", co)
+    return co[1::2].copy()
+
+
+def _new_action(id_data: Any, name: str) -> tuple[bpy.types.Action, bool]:
+    created = id_data.animation_data is None
+    anim = id_data.animation_data_create()
+    action = bpy.data.actions.new(name)
+    anim.action = action
+    return action, created
+
+
+def _remove_action(id_data: Any, action_name: str, created_anim: bool) -> None:
+    anim = id_data.animation_data
+    action = bpy.data.actions.get(action_name) if action_name else None
+    if anim is not None and (action is None or anim.action == action):
+        anim.action = None
+    if action is not None and action.users == 0:
+        bpy.data.actions.remove(action)
+    if created_anim and id_data.animation_data is not None:
+        anim = id_data.animation_data
+        if not len(anim.drivers) and not len(anim.nla_tracks):
+            id_data.animation_data_clear()
+
+
+def restore_info(obj: bpy.types.Object) -> dict[str, Any]:
+    text = object_bake(obj).restore
+    if not text:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def set_restore_info(obj: bpy.types.Object, data: dict[str, Any]) -> None:
+    object_bake(obj).restore = json.dumps(data, sort_keys=True) if data else ""
+
+
+def _add_mesh_cache(obj: bpy.types.Object, filepath: str, frame_start: int, position: str) -> str:
+    """Add a Mesh Cache modifier playing ``filepath`` (PC2); position FIRST, LAST or BEFORE_NODES."""
+    modifier = as_type(obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE"), bpy.types.MeshCacheModifier)
+    modifier.cache_format = "PC2"
+    modifier.filepath = filepath
+    modifier.time_mode = "FRAME"
+    modifier.play_mode = "SCENE"
+    modifier.frame_start = float(frame_start)
+    modifier.frame_scale = 1.0
+    modifier.interpolation = "LINEAR"
+    modifier.deform_mode = "OVERWRITE"
+    modifier.forward_axis = "POS_Y"
+    modifier.up_axis = "POS_Z"
+    modifier.factor = 1.0
+    last = len(obj.modifiers) - 1
+    if position == "FIRST":
+        target = 0
+    elif position == "BEFORE_NODES":
+        target = next((i for i, m in enumerate(obj.modifiers) if m.type == "NODES"), last)
+    else:
+        target = last
+    if target != last:
+        obj.modifiers.move(last, target)
+    return str(modifier.name)
+
+
+def apply_pc2(obj: bpy.types.Object, filepath: str, frame_start: int, position: str) -> dict[str, Any]:
+    name = _add_mesh_cache(obj, filepath, frame_start, position)
+    return {"modifier": name, "filepath": filepath}
+
+
+def apply_shape_keys(
+    obj: bpy.types.Object, samples: Callable[[int], np.ndarray], n_frames: int, frame_start: int
+) -> dict[str, Any]:
+    """One absolute shape key per frame, ``eval_time`` keyframed so frame f shows exactly its key."""
+    mesh = mesh_of(obj)
+    if mesh.shape_keys is not None:
+        raise RuntimeError(f"{obj.name!r} already has shape keys; choose the Point Cache output")
+    obj.shape_key_add(name=SHAPE_KEY_PREFIX + "Basis", from_mix=False)
+    key = mesh.shape_keys
+    assert key is not None
+    key.use_relative = False
+    for i in range(n_frames):
+        block = obj.shape_key_add(name=f"{SHAPE_KEY_PREFIX}Frame {frame_start + i}", from_mix=False)
+        block.points.foreach_set("co", np.ascontiguousarray(samples(i), dtype=np.float32).reshape(-1))
+        block.value = 0.0
+    key_frames = np.array([kb.frame for kb in key.key_blocks[1:]], dtype=np.float32)
+    action, created = _new_action(key, f"{ACTION_PREFIX}{obj.name} Shape")
+    fcurve = _ensure_fcurve(action, key, "eval_time")
+    _set_keyframes(fcurve, np.arange(frame_start, frame_start + n_frames, dtype=np.float32), key_frames)
+    key.eval_time = float(key_frames[0])
+    return {"action": action.name, "created_anim": created}
+
+
+def read_shape_keys(obj: bpy.types.Object) -> list[np.ndarray]:
+    key = mesh_of(obj).shape_keys
+    if key is None:
+        raise RuntimeError(f"{obj.name!r} has no shape keys (its shape-key bake was removed)")
+    out = []
+    for block in key.key_blocks[1:]:
+        flat = np.empty(len(block.points) * 3, dtype=np.float32)
+        block.points.foreach_get("co", flat)
+        out.append(flat.reshape(-1, 3))
+    return out
+
+
+TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
+
+
+def apply_keyframes(obj: bpy.types.Object, values: np.ndarray, frame_start: int) -> dict[str, Any]:
+    """``location`` + ``rotation_quaternion`` keyframes from (F, 7) float32 rows (loc xyz, quat wxyz)."""
+    anim = obj.animation_data
+    if anim is not None and anim.action is not None:
+        raise RuntimeError(f"{obj.name!r} is already animated; choose the Point Cache output")
+    info: dict[str, Any] = {"rotation_mode": obj.rotation_mode}
+    for prop in TRANSFORM_PROPS:
+        info[prop] = [float(v) for v in getattr(obj, prop)]
+    obj.rotation_mode = "QUATERNION"
+    action, created = _new_action(obj, f"{ACTION_PREFIX}{obj.name}")
+    frames = np.arange(frame_start, frame_start + len(values), dtype=np.float32)
+    for index in range(3):
+        _set_keyframes(_ensure_fcurve(action, obj, "location", index), frames, values[:, index])
+    for index in range(4):
+        _set_keyframes(
+            _ensure_fcurve(action, obj, "rotation_quaternion", index), frames, values[:, 3 + index]
+        )
+    obj.location = [float(v) for v in values[0, :3]]
+    obj.rotation_quaternion = [float(v) for v in values[0, 3:7]]
+    info.update({"action": action.name, "created_anim": created})
+    return info
+
+
+def read_keyframes(obj: bpy.types.Object) -> np.ndarray:
+    anim = obj.animation_data
+    action = anim.action if anim is not None else None
+    if action is None:
+        raise RuntimeError(f"{obj.name!r} has no action (its keyframe bake was removed)")
+    columns = [_get_keyframe_values(_find_fcurve(action, obj, "location", i)) for i in range(3)]
+    columns += [_get_keyframe_values(_find_fcurve(action, obj, "rotation_quaternion", i)) for i in range(4)]
+    return np.stack(columns, axis=1)
+
+
+def free_object(obj: bpy.types.Object) -> None:
+    """Remove what the bake added to ``obj`` and put back what it changed (files are left alone)."""
+    settings = object_bake(obj)
+    output, info = settings.baked_output, restore_info(obj)
+    if not output:
+        return
+    name = info.get("modifier")
+    if name:
+        modifier = obj.modifiers.get(name)
+        if modifier is not None and modifier.type == "MESH_CACHE":
+            obj.modifiers.remove(modifier)
+    if output == "SHAPE_KEYS":
+        key = mesh_of(obj).shape_keys if obj.type == "MESH" else None
+        if key is not None:
+            _remove_action(key, info.get("action", ""), bool(info.get("created_anim")))
+            obj.shape_key_clear()
+    elif output == "KEYFRAMES":
+        _remove_action(obj, info.get("action", ""), bool(info.get("created_anim")))
+        obj.rotation_mode = info.get("rotation_mode", obj.rotation_mode)
+        for prop in TRANSFORM_PROPS:
+            if prop in info:
+                setattr(obj, prop, info[prop])
+    settings.baked_output = ""
+    set_restore_info(obj, {})
+
+
+def free_bake(scene: bpy.types.Scene, delete_files: bool = True) -> int:
+    """Undo the scene's bake on every object (and delete its cache files); returns objects freed."""
+    state = scene_bake(scene)
+    objects = baked_objects(scene)
+    folder = Path(abspath(state.cache_folder)) if state.cache_folder else None
+    for obj in objects:
+        free_object(obj)
+        if delete_files and folder is not None:
+            cf.remove_files(cache_files_of(obj, folder))
+    if delete_files and folder is not None:
+        cf.remove_tree(folder / (STAGING_PREFIX + ensure_scene_uid(scene)))
+        cf.remove_dir_if_empty(folder)
+    state.baked = False
+    state.settings_hash = ""
+    state.bake_id = ""
+    state.status = "Bake freed" if objects else ""
+    state.error = ""
+    scene_settings(scene).is_baked = False
+    runtime.invalidate(scene, None)
+    return len(objects)

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Material mappings from what a user sets to what the core takes, and the material presets.
+
+Cloth stiffness is shown as a factor from 0 (very soft) to 1 (inextensible) and mapped to XPBD
+compliance on a log scale by :func:`stiffness_to_compliance`; :func:`tether_give` maps it to how far
+pinned cloth may stretch. ``PRESETS`` are named sets of object settings (Cotton, Dry Sand, Steel, ...).
+No bpy: a base module of the Blender layer, used by the scene reader, the operators and the panels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Compliance range of the stiffness factor: 0 -> 1e-1 m/N (very soft), 1 -> 0 (inextensible).
+_COMPLIANCE_SOFT_EXPONENT = -1.0
+_COMPLIANCE_STIFF_EXPONENT = -8.0
+
+
+def stiffness_to_compliance(stiffness: float) -> float:
+    """XPBD compliance (m/N) of a user stiffness factor in [0, 1]; logarithmic, 1 gives 0 (rigid)."""
+    s = min(max(float(stiffness), 0.0), 1.0)
+    if s >= 1.0:
+        return 0.0
+    exponent = _COMPLIANCE_SOFT_EXPONENT + s * (_COMPLIANCE_STIFF_EXPONENT - _COMPLIANCE_SOFT_EXPONENT)
+    return float(10.0**exponent)
+
+
+# Tether give of inextensible cloth (stiffness 1), and what stiffness 0 adds to it (fractions of length).
+_TETHER_GIVE_STIFF = 0.02
+_TETHER_GIVE_SOFT_EXTRA = 0.5
+
+
+def tether_give(stretch_stiffness: float) -> float:
+    """How far pinned cloth may stretch away from its pins (fraction of its rest length).
+
+    The core's long-range attachments keep heavy loads from stretching pinned cloth beyond this
+    (see ``World.add_cloth``). Stiff cloth (1.0: denim, leather) gets 2%, softer cloth more, up to
+    52% at stiffness 0, so a rubber sheet (0.6) still stretches about 22% under a heavy load.
+    """
+    s = min(max(float(stretch_stiffness), 0.0), 1.0)
+    return _TETHER_GIVE_STIFF + _TETHER_GIVE_SOFT_EXTRA * (1.0 - s)
+
+
+# Presets: (identifier, label, role, values). Densities in kg/m^3, cloth mass per area in kg/m^2.
+PRESETS: list[tuple[str, str, str, dict[str, Any]]] = [
+    (
+        "COTTON",
+        "Cotton",
+        "CLOTH",
+        {"area_density": 0.15, "friction": 0.5, "stretch_stiffness": 0.95, "bend_stiffness": 0.35},
+    ),
+    (
+        "SILK",
+        "Silk",
+        "CLOTH",
+        {"area_density": 0.06, "friction": 0.25, "stretch_stiffness": 0.9, "bend_stiffness": 0.1},
+    ),
+    (
+        "DENIM",
+        "Denim",
+        "CLOTH",
+        {"area_density": 0.40, "friction": 0.6, "stretch_stiffness": 1.0, "bend_stiffness": 0.55},
+    ),
+    (
+        "LEATHER",
+        "Leather",
+        "CLOTH",
+        {"area_density": 0.80, "friction": 0.7, "stretch_stiffness": 1.0, "bend_stiffness": 0.75},
+    ),
+    (
+        "RUBBER_SHEET",
+        "Rubber Sheet",
+        "CLOTH",
+        {"area_density": 1.20, "friction": 0.9, "stretch_stiffness": 0.6, "bend_stiffness": 0.3},
+    ),
+    ("DRY_SAND", "Dry Sand", "GRANULAR", {"density": 1600.0, "friction": 0.6, "cohesion": 0.0}),
+    ("WET_SAND", "Wet Sand", "GRANULAR", {"density": 1900.0, "friction": 0.8, "cohesion": 0.3}),
+    ("GRAVEL", "Gravel", "GRANULAR", {"density": 1800.0, "friction": 0.7, "cohesion": 0.0}),
+    ("SNOW", "Snow", "GRANULAR", {"density": 300.0, "friction": 0.5, "cohesion": 0.4}),
+    ("WOOD", "Wood", "RIGID", {"density": 700.0, "friction": 0.5}),
+    ("STEEL", "Steel", "RIGID", {"density": 7850.0, "friction": 0.4}),
+    ("RUBBER", "Rubber", "RIGID", {"density": 1100.0, "friction": 0.9}),
+]
+PRESET_ITEMS = [(ident, label, f"{role.title()} preset: {label}") for ident, label, role, _ in PRESETS]
+
+
+def presets_for_role(role: str) -> list[tuple[str, str]]:
+    """(identifier, label) of the presets that apply to ``role``."""
+    return [(ident, label) for ident, label, preset_role, _ in PRESETS if preset_role == role]
+
+
+def apply_preset(settings: Any, preset: str) -> bool:
+    """Set ``settings`` (an object's PropertyGroup) to ``preset``; False if it does not fit its role."""
+    for ident, _label, role, values in PRESETS:
+        if ident == preset:
+            if settings.role != role:
+                return False
+            for name, value in values.items():
+                setattr(settings, name, value)
+            return True
+    raise KeyError(preset)

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Frame path, stage 3: show the World's current state on the Blender objects, and undo that.
+
+* rigid -> the object's ``matrix_world`` (its mesh untouched);
+* cloth -> the mesh's vertex positions (local space, before modifiers);
+* granular -> the vertices of the particle object.
+
+Rest data (a rigid object's ``rest_matrix``/``has_rest``, the ``REST_ATTRIBUTE`` point attribute of a
+mesh) exists exactly while an object is displaced by the simulation: :func:`write_back` writes it when an
+object leaves its start pose and drops it when the start frame is shown, so an object at its start
+pose carries no stale copy. :func:`restore_objects` puts objects back from it (Reset, Clear).
+
+Imports ``scene_reader`` (for :class:`~.scene_reader.Entry`) and the base modules.
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from ..core import World
+from . import mesh_io, runtime
+from .mesh_io import REST_ATTRIBUTE
+from .rna import mesh_of, object_settings
+from .scene_reader import Entry
+
+# A rigid object farther than this from where write-back put it was moved by the user.
+MOVED_RTOL, MOVED_ATOL = 1e-5, 1e-6
+
+
+def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
+    """Show the world's current state on the objects of ``entries``; ``at_rest``: the start frame."""
+    for entry in entries:
+        target = bpy.data.objects.get(entry.target)
+        if target is None:
+            continue
+        if entry.kind == "RIGID":
+            assert entry.rest_matrix is not None
+            settings = object_settings(target)
+            if at_rest:
+                matrix = entry.rest_matrix
+                settings.has_rest = False
+            else:
+                matrix = np.asarray(entry.body.transform, dtype=np.float64) @ entry.rest_matrix
+                if not settings.has_rest:
+                    settings.rest_matrix = [float(v) for v in entry.rest_matrix.reshape(-1)]
+                    settings.has_rest = True
+            target.matrix_world = mesh_io.numpy_to_matrix(matrix)
+            entry.last_written = mesh_io.matrix_to_numpy(target.matrix_world)
+        elif entry.kind in ("CLOTH", "GRANULAR"):
+            assert entry.rest_local is not None
+            mesh = mesh_of(target)
+            if at_rest:
+                local = entry.rest_local
+                mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)
+            else:
+                world_positions = (
+                    entry.body.vertex_positions
+                    if entry.kind == "CLOTH"
+                    else np.asarray(world.positions)[entry.body.indices]
+                )
+                inverse = np.linalg.inv(mesh_io.matrix_to_numpy(target.matrix_world))
+                local = mesh_io.transform_points(inverse, world_positions)
+                if mesh_io.read_float_vector_attribute(mesh, REST_ATTRIBUTE) is None:
+                    mesh_io.write_float_vector_attribute(mesh, REST_ATTRIBUTE, entry.rest_local)
+            mesh_io.write_positions(mesh, local)
+            entry.last_written = np.asarray(local, dtype=np.float32)
+
+
+def user_edited_rest(entries: list[Entry]) -> bool:
+    """True if a simulated object was moved or its mesh edited since the last write-back."""
+    for entry in entries:
+        obj = bpy.data.objects.get(entry.target)
+        if obj is None or entry.last_written is None:
+            continue
+        if entry.kind == "RIGID":
+            current = mesh_io.matrix_to_numpy(obj.matrix_world)
+            if not np.allclose(current, entry.last_written, rtol=MOVED_RTOL, atol=MOVED_ATOL):
+                return True
+        elif entry.kind == "CLOTH":
+            mesh = mesh_of(obj)
+            if len(mesh.vertices) != len(entry.last_written):
+                return True
+            current32 = mesh_io.read_positions(mesh).astype(np.float32)
+            if not np.array_equal(current32, entry.last_written):
+                return True
+    return False
+
+
+def adopt_user_edits(entries: list[Entry]) -> None:
+    """The user changed objects at the start frame: their current pose becomes the rest pose."""
+    for entry in entries:
+        obj = bpy.data.objects.get(entry.target)
+        if obj is None:
+            continue
+        if entry.kind == "RIGID":
+            object_settings(obj).has_rest = False
+            runtime.REST_MEMORY.pop(entry.name, None)
+        elif entry.kind == "CLOTH":
+            mesh_io.remove_attribute(mesh_of(obj), REST_ATTRIBUTE)
+
+
+def restore_objects(objects: list[bpy.types.Object]) -> None:
+    """Put objects back as they were before the simulation moved them and forget the rest data."""
+    for obj in objects:
+        s = object_settings(obj)
+        if s.has_rest:
+            obj.matrix_world = mesh_io.numpy_to_matrix(np.asarray(s.rest_matrix).reshape(4, 4))
+            s.has_rest = False
+        if isinstance(obj.data, bpy.types.Mesh):
+            rest = mesh_io.read_float_vector_attribute(obj.data, REST_ATTRIBUTE)
+            if rest is not None:
+                mesh_io.write_positions(obj.data, rest)
+            mesh_io.remove_attribute(obj.data, REST_ATTRIBUTE)
