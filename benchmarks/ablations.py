@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common import Job, run_worker
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "benchmarks" / "results"
 
@@ -206,11 +208,10 @@ def interpreter(python: str) -> dict:
 
 
 def _run(scene: str, frames: int, lever: str | None, python: str | None = None) -> dict:
-    from benchmarks.run import Job, _run_job
 
     args = [scene, "--frames", str(frames)] + (["--ablate", lever] if lever else [])
     solver = "ours" if lever is None else f"ours without {lever}"
-    return _run_job(Job(scene, solver, "benchmarks.ours", args, 1800, python=python))
+    return run_worker(Job(scene, solver, "benchmarks.ours", args, 1800, python=python))
 
 
 def _cell(res: dict) -> str:

@@ -8,9 +8,11 @@ import os
 import pstats
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 RESULT_TAG = "BENCH_RESULT "
@@ -148,3 +150,43 @@ def emit(res: dict) -> None:
     """Print the result as one tagged JSON line on stdout (the parent process parses it)."""
     sys.stdout.write(RESULT_TAG + json.dumps(res) + "\n")
     sys.stdout.flush()
+
+
+@dataclass
+class Job:
+    scene: str
+    solver: str
+    module: str
+    args: list[str]
+    timeout: float
+    env: dict[str, str] | None = None
+    # Interpreter of the worker process (default: this one); benchmarks/ablations.py runs each lever under
+    # several (NumPy 1.26 in .venv, NumPy 2.5 in .venv52).
+    python: str | None = None
+
+
+def run_worker(job: Job) -> dict:
+    """Run one benchmark worker (``python -m job.module``) in a fresh process: its result, or an error."""
+    root = Path(__file__).resolve().parent.parent
+    cmd = [job.python or sys.executable, "-m", job.module, *job.args]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(job.env or {})
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=job.timeout)
+    except subprocess.TimeoutExpired:
+        return {"scene": job.scene, "solver": job.solver, "error": f"timed out after {job.timeout:.0f} s"}
+    wall = time.perf_counter() - t0
+    for line in p.stdout.splitlines():
+        if line.startswith(RESULT_TAG):
+            res = json.loads(line[len(RESULT_TAG) :])
+            res["wall_s"] = wall
+            return res
+    lines = [ln.strip() for ln in (p.stderr or p.stdout).strip().splitlines()]
+    tail = [ln for ln in lines if ln and set(ln) - set("^~ ")][-3:]
+    return {
+        "scene": job.scene,
+        "solver": job.solver,
+        "error": f"exit {p.returncode}: " + " | ".join(tail)[-600:],
+    }

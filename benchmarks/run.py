@@ -23,11 +23,10 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import ablations, demo_s5, report
-from benchmarks.common import RESULT_TAG
+from benchmarks.common import Job, run_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "benchmarks" / "results"
@@ -37,19 +36,6 @@ PNG = ROOT / "docs" / "images" / "perf_scaling.png"
 
 # Scenes whose targets are ratios to a peer: run several times, alternating, fastest run kept.
 RATIO_SCENES = ("S1", "S2", "S3")
-
-
-@dataclass
-class Job:
-    scene: str
-    solver: str
-    module: str
-    args: list[str]
-    timeout: float
-    env: dict[str, str] | None = None
-    # Interpreter of the worker process (default: this one); benchmarks/ablations.py runs each lever under
-    # several (NumPy 1.26 in .venv, NumPy 2.5 in .venv52).
-    python: str | None = None
 
 
 # pypbd parallelises with OpenMP. Its default busy-waiting threads are fastest on an idle machine but
@@ -124,28 +110,7 @@ def _run_job(job: Job) -> dict:
     if job.module == "benchmarks.demo_s5" and not demo_s5.DEMO_SCRIPT.is_file():
         rel = demo_s5.DEMO_SCRIPT.relative_to(ROOT)
         return {"scene": job.scene, "solver": job.solver, "skipped": f"no demo scene yet ({rel} not found)"}
-    cmd = [job.python or sys.executable, "-m", job.module, *job.args]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.update(job.env or {})
-    t0 = time.perf_counter()
-    try:
-        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=job.timeout)
-    except subprocess.TimeoutExpired:
-        return {"scene": job.scene, "solver": job.solver, "error": f"timed out after {job.timeout:.0f} s"}
-    wall = time.perf_counter() - t0
-    for line in p.stdout.splitlines():
-        if line.startswith(RESULT_TAG):
-            res = json.loads(line[len(RESULT_TAG) :])
-            res["wall_s"] = wall
-            return res
-    lines = [ln.strip() for ln in (p.stderr or p.stdout).strip().splitlines()]
-    tail = [ln for ln in lines if ln and set(ln) - set("^~ ")][-3:]
-    return {
-        "scene": job.scene,
-        "solver": job.solver,
-        "error": f"exit {p.returncode}: " + " | ".join(tail)[-600:],
-    }
+    return run_worker(job)
 
 
 def bake_cost() -> list[dict] | dict:
