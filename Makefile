@@ -35,7 +35,10 @@ DEV_REQUIREMENTS := $(TEST_REQUIREMENTS) ruff==0.17.6 mypy==2.4.1 \
 	fake-bpy-module-5.0==20260730 pypbd==2.2.2 matplotlib==3.10.8
 
 VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' blender_manifest.toml)
-ZIP := dist/unified_particles-$(VERSION).zip
+# STAGE and DIST may be set to build a second copy side by side (e.g. two test runs at once).
+STAGE ?= build/stage
+DIST ?= dist
+ZIP := $(DIST)/unified_particles-$(VERSION).zip
 SOURCES := $(shell find unified_particles -name '*.py') blender_manifest.toml LICENSE
 
 EXT_TOOL = $(VENV)/lib/python3.11/site-packages/bpy/5.0/scripts/addons_core/bl_pkg/cli/blender_ext.py
@@ -80,12 +83,12 @@ env52: $(VENV52)/.installed
 # Stage the package with the top-level manifest and LICENSE, build with Blender's
 # own extension builder, then validate the zip (tags checked against Blender's list).
 $(ZIP): $(VENV)/.installed $(SOURCES)
-	rm -rf build/stage && mkdir -p build/stage dist
-	cp -r unified_particles build/stage/unified_particles
-	find build/stage -name '__pycache__' -prune -exec rm -rf {} +
-	cp blender_manifest.toml LICENSE build/stage/unified_particles/
+	rm -rf $(STAGE) && mkdir -p $(STAGE) $(DIST)
+	cp -r unified_particles $(STAGE)/unified_particles
+	find $(STAGE) -name '__pycache__' -prune -exec rm -rf {} +
+	cp blender_manifest.toml LICENSE $(STAGE)/unified_particles/
 	rm -f $(ZIP)
-	$(PY) $(EXT_TOOL) build --source-dir build/stage/unified_particles --output-dir dist
+	$(PY) $(EXT_TOOL) build --source-dir $(STAGE)/unified_particles --output-dir $(DIST)
 	$(PY) $(EXT_TOOL) validate $(ZIP) --valid-tags=$(EXT_TAGS)
 
 extension: $(ZIP)
