@@ -18,7 +18,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[2] / "unified_particles"
 # (Within a layer, the graph must still be acyclic.)
 BLENDER_LAYERS: list[set[str]] = [
     {"rna", "mesh_io", "cachefiles", "materials"},
-    {"properties", "settings_ui", "granular", "runtime"},
+    {"properties", "settings_ui", "granular", "identity", "runtime"},
     {"scene_reader", "frame_cache", "writeback", "simulation"},
     {"bake"},
     {"operators", "panels"},

@@ -43,6 +43,7 @@ class FrameCache:
     signature: tuple[Any, ...] = ()  # scene_reader.structure_signature at build
     settings_key: dict[str, Any] = field(default_factory=dict)  # scene_reader.settings_signature at build
     shown_frame: int | None = None  # frame whose state the world holds after ensure_frame
+    problems: dict[str, str] = field(default_factory=dict)  # objects left out of the build -> why
 
     # ----------------------------------------------------------------------------------- info
     @property
@@ -77,6 +78,7 @@ class FrameCache:
             self.cache.clear()
             self.cache_sizes.clear()
             self.dirty_from = None
+            self.problems = {}
             return
         self.dirty_from = frame if self.dirty_from is None else min(self.dirty_from, frame)
 
@@ -89,8 +91,25 @@ class FrameCache:
         if depsgraph is None:
             depsgraph = bpy.context.evaluated_depsgraph_get()
         self.invalidate(None)
-        self.world, self.entries = scene_reader.make_world(scene, depsgraph)
-        self.start_frame = int(scene.frame_start)
+        problems: dict[str, str] = {}
+        start, current = int(scene.frame_start), int(scene.frame_current)
+        if current != start and any(
+            scene_reader.is_animated(o) for o in scene_reader.simulated_objects(scene)
+        ):
+            # The start pose is the scene at the start frame (parents, colliders), whatever frame is shown.
+            try:
+                with runtime.nested_handler_guard():
+                    scene.frame_set(start)
+                self.world, self.entries = scene_reader.make_world(
+                    scene, bpy.context.evaluated_depsgraph_get(), problems
+                )
+            finally:
+                with runtime.nested_handler_guard():
+                    scene.frame_set(current)
+        else:
+            self.world, self.entries = scene_reader.make_world(scene, depsgraph, problems)
+        self.problems = problems
+        self.start_frame = start
         self.fps = scene.render.fps / scene.render.fps_base
         self.signature = scene_reader.structure_signature(scene)
         self.settings_key = scene_reader.settings_signature(scene)

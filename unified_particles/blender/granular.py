@@ -103,6 +103,8 @@ def remove_particle_object(source: bpy.types.Object) -> None:
     """Delete the particle object of ``source`` (and its mesh and node group) and show the source again."""
     settings = object_settings(source)
     obj = settings.particle_object
+    if obj is not None and object_settings(obj).source_object not in (None, source):
+        obj = None  # a copy still pointing at the original's grains (not yet repaired): not ours to delete
     if obj is not None:
         mesh = obj.data
         groups = [

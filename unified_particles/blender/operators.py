@@ -8,15 +8,19 @@ returns ``{'CANCELLED'}`` without changing anything, and can be undone.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import bpy
 import numpy as np
 from bpy.props import EnumProperty
 
 from ..core import SimulationInputError, World
-from ..core.geometry import as_vertices, estimate_interior_count
-from . import granular, mesh_io, scene_reader, simulation, writeback
+from ..core.geometry import as_vertices
+from . import granular, identity, mesh_io, scene_reader, simulation, writeback
 from .bake import free_object
 from .materials import PRESET_ITEMS, PRESETS, apply_preset
+from .mesh_io import REST_ATTRIBUTE
 from .rna import (
     OperatorResult,
     context_scene,
@@ -59,14 +63,33 @@ def _owner(obj: bpy.types.Object | None) -> bpy.types.Object | None:
     return source if source is not None else obj
 
 
+@contextlib.contextmanager
+def _rest_shape(obj: bpy.types.Object) -> Iterator[None]:
+    """While inside, a mesh the simulation has moved (a played cloth) shows its rest shape, the shape a
+    new role will be built from; its simulated shape is put back after."""
+    mesh = mesh_of(obj) if obj.type == "MESH" else None
+    rest = None if mesh is None else mesh_io.read_float_vector_attribute(mesh, REST_ATTRIBUTE)
+    if mesh is None or rest is None or len(rest) != len(mesh.vertices):
+        yield
+        return
+    shown = mesh_io.read_positions(mesh)
+    mesh_io.write_positions(mesh, rest)
+    try:
+        yield
+    finally:
+        mesh_io.write_positions(mesh, shown)
+
+
 def _world_mesh(
     obj: bpy.types.Object, context: bpy.types.Context
 ) -> tuple[mesh_io.FloatArray, mesh_io.IntArray]:
-    depsgraph = context.evaluated_depsgraph_get()
-    local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
-    matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
-    if object_settings(obj).has_rest:
-        matrix = scene_reader.rigid_rest_matrix(obj)
+    """The object's evaluated mesh in world space, as the simulation will build it: at its rest pose."""
+    with _rest_shape(obj):
+        depsgraph = context.evaluated_depsgraph_get()
+        local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
+        matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
+        if object_settings(obj).has_rest:
+            matrix = scene_reader.rigid_rest_matrix(obj)
     return mesh_io.transform_points(matrix, local), tris
 
 
@@ -157,11 +180,10 @@ class UNIFIED_PARTICLES_OT_make_rigid(_MakeOperator):
                 f"{obj.name!r} is flat and has no volume: make it cloth or a collider, or give it thickness"
             )
         # Refuse a body that could never be simulated at this radius now, not at the next frame.
+        # Every limit the first frame checks (memory, sampling grid), with a suggestion that keeps them all.
         radius = float(scene_settings(context_scene(context)).particle_radius)
         try:
-            World(radius=radius).check_capacity(
-                estimate_interior_count(vertices, tris, 2.0 * radius), f"{obj.name!r} as a rigid body"
-            )
+            World(radius=radius).check_fill(vertices, tris, f"{obj.name!r} as a rigid body")
         except SimulationInputError as exc:
             return str(exc)
         return None
@@ -182,6 +204,12 @@ class UNIFIED_PARTICLES_OT_make_cloth(_MakeOperator):
             return f"{obj.name!r} has shape keys: remove them before making it cloth"
         return None
 
+    def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
+        # The simulation writes into the mesh: a mesh shared with other objects (Alt+D) is copied first.
+        if identity.own_mesh(obj):
+            self.report({"INFO"}, f"{obj.name!r} shared its mesh with other objects: it now has its own copy")
+        super().setup_object(context, obj)
+
 
 class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
     """Fill the selected meshes with grains (the mesh is hidden, a particle object shows the grains)"""
@@ -196,7 +224,13 @@ class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
             return f"{obj.name!r} is flat and has no volume to fill with grains"
         # Fill now, so that a refusal (too small, too many grains) happens before anything changed.
         radius = scene_settings(context_scene(context)).particle_radius
-        self._points[obj.name] = scene_reader.grain_points(obj, context.evaluated_depsgraph_get(), radius)
+        try:
+            with _rest_shape(obj):
+                self._points[obj.name] = scene_reader.grain_points(
+                    obj, context.evaluated_depsgraph_get(), radius
+                )
+        except SimulationInputError as exc:
+            return str(exc)  # names the object already
         return None
 
     def execute(self, context: bpy.types.Context) -> OperatorResult:

@@ -199,6 +199,10 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
     rest_matrix: FloatVectorProperty(  # type: ignore[valid-type]
         name="Rest Matrix", size=16, default=(1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1)
     )
+    # Rigid: the transform values the user typed (location, rotation in rest_rotation_mode, scale), kept
+    # with has_rest so Reset, Clear and the start frame give them back exactly (see writeback.py).
+    rest_transform: FloatVectorProperty(name="Rest Transform", size=10)  # type: ignore[valid-type]
+    rest_rotation_mode: StringProperty(name="Rest Rotation Mode")  # type: ignore[valid-type]
 
 
 def _solver_property(name: str) -> Any:

@@ -18,7 +18,7 @@ Design decisions:
   .blend (``rest_matrix``/``has_rest`` on a rigid object, the ``REST_ATTRIBUTE`` point attribute on
   a cloth mesh or particle object); the reader builds from that rest data when it is there.
 
-Imports the base modules (``mesh_io``, ``granular``, ``materials``, ``settings_ui``, ``runtime``,
+Imports the base modules (``mesh_io``, ``granular``, ``materials``, ``settings_ui``,
 ``rna``) and the core.
 """
 
@@ -29,10 +29,10 @@ from typing import Any
 
 import bpy
 import numpy as np
+from mathutils import Euler, Matrix, Quaternion, Vector
 
 from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
-from ..core.geometry import estimate_interior_count
-from . import granular, mesh_io, runtime
+from . import granular, mesh_io
 from .materials import stiffness_to_compliance, tether_give
 from .mesh_io import REST_ATTRIBUTE, FloatArray
 from .rna import mesh_of, object_settings, scene_settings
@@ -47,8 +47,6 @@ MIN_CLOTH_MASS = 1e-6
 MAX_PARENT_DEPTH = 64
 # Guards the normalisation of a plane collider's normal (a zero-scaled object has none).
 _TINY_LENGTH = 1e-30
-# A rigid object within this of its remembered rest matrix is taken to be at that rest (see runtime).
-REST_MATCH_TOLERANCE = 1e-6
 
 # Object settings the reader passes to the core: a change re-simulates (role, shape and pointers are in
 # structure_signature too, since they change which particles exist).
@@ -80,50 +78,114 @@ class Entry:
     target: str
     rest_matrix: FloatArray | None = None  # rigid: world matrix at build time
     rest_local: FloatArray | None = None  # cloth, granular: target's local vertex positions at build time
-    animated: bool = False  # collider: may move from frame to frame
+    animated: bool = False  # collider, or rigid child of a parent: may move from frame to frame
     last_written: Any = None  # what write-back put into Blender last (to detect user edits)
 
 
+def view_layer_of(scene: bpy.types.Scene) -> bpy.types.ViewLayer | None:
+    """The view layer whose depsgraph the simulation follows: the window's if it shows ``scene``."""
+    context = bpy.context
+    if getattr(context, "scene", None) == scene and getattr(context, "view_layer", None) is not None:
+        return context.view_layer
+    return scene.view_layers[0] if len(scene.view_layers) else None
+
+
+def _in_view_layer(scene: bpy.types.Scene) -> set[str] | None:
+    layer = view_layer_of(scene)
+    return None if layer is None else {o.name for o in layer.objects}
+
+
 def simulated_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
-    """Objects of ``scene`` with a role, sorted by name (a stable build order)."""
-    objects = [o for o in scene.objects if object_settings(o).role in SIM_ROLES]
+    """Objects of ``scene`` with a role in its view layer, sorted by name (a stable build order).
+
+    As with Blender's rigid bodies, an object hidden in the viewport still simulates, and one in a
+    collection excluded from the view layer (not in the view layer's depsgraph) does not.
+    """
+    names = _in_view_layer(scene)
+    objects = [
+        o
+        for o in scene.objects
+        if object_settings(o).role in SIM_ROLES and (names is None or o.name in names)
+    ]
     return sorted(objects, key=lambda o: o.name)
 
 
-def make_world(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> tuple[World, list[Entry]]:
-    """The World of the scene's simulated objects at their rest state, and one Entry per object."""
+def excluded_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    """Objects with a role that are not simulated because the view layer excludes them."""
+    names = _in_view_layer(scene)
+    if names is None:
+        return []
+    return sorted(
+        (o for o in scene.objects if object_settings(o).role in SIM_ROLES and o.name not in names),
+        key=lambda o: o.name,
+    )
+
+
+def hidden_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    """Simulated objects hidden in the viewport (they simulate all the same)."""
+    layer = view_layer_of(scene)
+    return [
+        o
+        for o in simulated_objects(scene)
+        if o.hide_viewport or (layer is not None and o.hide_get(view_layer=layer))
+    ]
+
+
+def _problem_text(obj: bpy.types.Object, exc: Exception) -> str:
+    message = (
+        str(exc) if isinstance(exc, (SimulationInputError, RuntimeError)) else f"{type(exc).__name__}: {exc}"
+    )
+    return message if repr(obj.name) in message else f"{obj.name!r}: {message}"
+
+
+def make_world(
+    scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, problems: dict[str, str] | None = None
+) -> tuple[World, list[Entry]]:
+    """The World of the scene's simulated objects at their rest state, and one Entry per object.
+
+    An object that cannot be built (bad mesh, too many particles, ...) is left out and the others are
+    simulated: its message goes into ``problems`` (object name -> message) if given. Without
+    ``problems``, or if no object could be built, the first problem raises.
+    """
     settings = scene_settings(scene)
     radius = float(settings.particle_radius)
     gravity = tuple(scene.gravity[:]) if scene.use_gravity else (0.0, 0.0, 0.0)
     keywords: dict[str, Any] = world_keywords(settings)
     world = World(radius=radius, gravity=gravity, **keywords)
     entries: list[Entry] = []
+    found: dict[str, str] = {}
+    first: Exception | None = None
     for obj in simulated_objects(scene):
         role = object_settings(obj).role
-        if obj.type != "MESH":
-            raise RuntimeError(f"{obj.name!r} is not a mesh; clear it or convert it to a mesh")
-        if role == "RIGID":
-            entries.append(_add_rigid(world, obj, depsgraph))
-        elif role == "CLOTH":
-            entries.append(_add_cloth(world, obj))
-        elif role == "GRANULAR":
-            entries.append(_add_granular(world, obj, depsgraph, radius))
-        elif role == "COLLIDER":
-            entries.append(_add_collider(world, obj, depsgraph))
+        try:
+            if obj.type != "MESH":
+                raise RuntimeError(f"{obj.name!r} is not a mesh; clear it or convert it to a mesh")
+            if role == "RIGID":
+                entries.append(_add_rigid(world, obj, depsgraph))
+            elif role == "CLOTH":
+                entries.append(_add_cloth(world, obj))
+            elif role == "GRANULAR":
+                entries.append(_add_granular(world, obj, depsgraph, radius))
+            elif role == "COLLIDER":
+                entries.append(_add_collider(world, obj, depsgraph))
+        except Exception as exc:
+            if problems is None:
+                raise
+            found[obj.name] = _problem_text(obj, exc)
+            first = first if first is not None else exc
+    if first is not None:
+        assert problems is not None
+        if not any(e.kind != "COLLIDER" for e in entries):  # nothing left to simulate: the whole simulation
+            if isinstance(first, SimulationInputError):  # fails with this message (naming the object)
+                raise SimulationInputError(next(iter(found.values()))) from None
+            raise first
+        problems.update(found)
     return world, entries
 
 
 def _add_rigid(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
     s = object_settings(obj)
-    rest = rigid_rest_matrix(obj)
-    remembered = runtime.REST_MEMORY.get(obj.name)
-    if (
-        not s.has_rest
-        and remembered is not None
-        and np.allclose(rest, remembered, rtol=0.0, atol=REST_MATCH_TOLERANCE)
-    ):
-        rest = remembered
-    runtime.REST_MEMORY[obj.name] = rest
+    rest = rigid_rest_matrix(obj, depsgraph)
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
     body = world.add_rigid(
         mesh_io.transform_points(rest, local),
@@ -132,7 +194,8 @@ def _add_rigid(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         friction=float(s.friction),
         name=obj.name,
     )
-    return Entry("RIGID", obj.name, body, obj.name, rest_matrix=rest)
+    # A child of a moving parent: its keyframes (bake) are local, so the parent is needed at every frame.
+    return Entry("RIGID", obj.name, body, obj.name, rest_matrix=rest, animated=is_animated(obj.parent))
 
 
 def _add_cloth(world: World, obj: bpy.types.Object) -> Entry:
@@ -160,14 +223,14 @@ def _add_cloth(world: World, obj: bpy.types.Object) -> Entry:
         name=obj.name,
         tether_give=tether_give(s.stretch_stiffness),
     )
-    return Entry("CLOTH", obj.name, body, obj.name, rest_local=local)
+    return Entry("CLOTH", obj.name, body, obj.name, rest_local=local, animated=is_animated(obj.parent))
 
 
 def _add_granular(
     world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float
 ) -> Entry:
     s = object_settings(obj)
-    points = grain_points(obj, depsgraph, radius)
+    points = grain_points(obj, depsgraph, radius, world)
     target = s.particle_object
     if target is None:
         target = granular.create_particle_object(obj, points, radius)
@@ -272,12 +335,123 @@ def is_animated(obj: bpy.types.Object | None) -> bool:
     return False
 
 
-def rigid_rest_matrix(obj: bpy.types.Object) -> FloatArray:
-    """A rigid object's world matrix before the simulation moved it (the current one if it is not moved)."""
+# ------------------------------------------------------------------------- rigid transforms
+# A rigid object's rest pose is read from the transform values the user typed (location, rotation,
+# scale, kept in ``rest_transform`` while the simulation moves the object) placed by its parent at the
+# start frame (the frame the simulation is built at), never from what write-back wrote: so the start
+# pose does not depend on the current frame, and replaying does not drift.
+def transform_values(obj: bpy.types.Object) -> tuple[str, list[float]]:
+    """The object's typed transform: its rotation mode and location (3), rotation (4), scale (3)."""
+    mode = obj.rotation_mode
+    if mode == "QUATERNION":
+        rotation = [float(v) for v in obj.rotation_quaternion[:]]
+    elif mode == "AXIS_ANGLE":
+        rotation = [float(v) for v in obj.rotation_axis_angle[:]]
+    else:
+        rotation = [*obj.rotation_euler[:], 0.0]
+    return mode, [*obj.location[:], *rotation, *obj.scale[:]]
+
+
+def rest_transform_values(obj: bpy.types.Object) -> tuple[str, list[float]]:
+    """The typed transform before the simulation moved the object (the current one if not moved)."""
     s = object_settings(obj)
-    if s.has_rest:
+    if s.has_rest and s.rest_rotation_mode:
+        return s.rest_rotation_mode, list(s.rest_transform)
+    return transform_values(obj)
+
+
+def _rotation(mode: str, values: list[float]) -> Matrix:
+    if mode == "QUATERNION":
+        q = Quaternion(values[:4])
+        return q.normalized().to_matrix() if q.magnitude > 0.0 else Matrix.Identity(3)
+    if mode == "AXIS_ANGLE":
+        axis = Vector(values[1:4])
+        return Matrix.Rotation(values[0], 3, axis.normalized()) if axis.length > 0.0 else Matrix.Identity(3)
+    return Euler(values[:3], mode).to_matrix()
+
+
+def _delta_rotation(obj: bpy.types.Object, mode: str) -> Matrix:
+    if mode == "QUATERNION":
+        return _rotation(mode, [float(v) for v in obj.delta_rotation_quaternion[:]])
+    if mode == "AXIS_ANGLE":
+        return Matrix.Identity(3)
+    return Euler(obj.delta_rotation_euler[:], mode).to_matrix()
+
+
+def basis_matrix(obj: bpy.types.Object, mode: str, values: list[float]) -> FloatArray:
+    """The local (basis) matrix of typed transform values, with the object's delta transforms, as Blender
+    composes it: location + delta, delta rotation @ rotation, scale * delta scale."""
+    rotation = np.array(_delta_rotation(obj, mode) @ _rotation(mode, values[3:7]), dtype=np.float64)
+    size = np.asarray(values[7:10], dtype=np.float64) * np.asarray(obj.delta_scale[:], dtype=np.float64)
+    matrix = np.eye(4)
+    matrix[:3, :3] = rotation * size[None, :]
+    matrix[:3, 3] = np.asarray(values[:3], dtype=np.float64) + np.asarray(
+        obj.delta_location[:], dtype=np.float64
+    )
+    return matrix
+
+
+def basis_values(obj: bpy.types.Object, basis: FloatArray, mode: str, like: list[float]) -> list[float]:
+    """Typed transform values (location, rotation in ``mode``, scale) of a basis matrix, keeping the sign
+    pattern of the scale in ``like`` (typed values) and, for Euler angles, the angles closest to them."""
+    delta_scale = np.asarray(obj.delta_scale[:], dtype=np.float64)
+    signs = np.where(np.asarray(like[7:10]) * delta_scale < 0.0, -1.0, 1.0)
+    m = np.asarray(basis, dtype=np.float64)[:3, :3]
+    size = signs * np.linalg.norm(m, axis=0)
+    if np.any(size == 0.0) or np.linalg.det(m) * np.prod(signs) < 0.0:
+        signs = np.ones(3)  # the sign pattern cannot describe this matrix: Blender's own choice
+        size = np.linalg.norm(m, axis=0) * (1.0 if np.linalg.det(m) >= 0.0 else -1.0)
+    safe = np.where(size == 0.0, 1.0, size)
+    rotation = _delta_rotation(obj, mode).transposed() @ Matrix((m / safe[None, :]).tolist())
+    scale = size / np.where(delta_scale == 0.0, 1.0, delta_scale)
+    location = np.asarray(basis)[:3, 3] - np.asarray(obj.delta_location[:], dtype=np.float64)
+    if mode == "QUATERNION":
+        q = rotation.to_quaternion()
+        if Quaternion(like[3:7]).dot(q) < 0.0:
+            q.negate()
+        rot = [float(v) for v in q[:]]
+    elif mode == "AXIS_ANGLE":
+        axis, angle = rotation.to_quaternion().to_axis_angle()
+        rot = [angle, *axis[:]]
+    else:
+        rot = [*rotation.to_euler(mode, Euler(like[3:6], mode))[:], 0.0]
+    return [*location.tolist(), *rot, *scale.tolist()]
+
+
+def set_transform_values(obj: bpy.types.Object, mode: str, values: list[float]) -> None:
+    """Write typed transform values (in ``mode``, the object's rotation mode) into the object."""
+    obj.location = values[0:3]
+    if mode == "QUATERNION":
+        obj.rotation_quaternion = values[3:7]
+    elif mode == "AXIS_ANGLE":
+        obj.rotation_axis_angle = values[3:7]
+    else:
+        obj.rotation_euler = values[3:6]
+    obj.scale = values[7:10]
+
+
+def parent_frame(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None = None) -> FloatArray:
+    """Where an object's basis sits in the world now: parent @ parent inverse (identity without one)."""
+    if obj.parent is None:
+        return np.eye(4)
+    if obj.parent_type == "OBJECT":
+        parent = mesh_io.evaluated_matrix_world(obj.parent, depsgraph)
+        return parent @ mesh_io.matrix_to_numpy(obj.matrix_parent_inverse)
+    source = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
+    world = mesh_io.matrix_to_numpy(source.matrix_world)
+    return world @ np.linalg.pinv(mesh_io.matrix_to_numpy(source.matrix_basis))
+
+
+def rigid_rest_matrix(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None = None) -> FloatArray:
+    """A rigid object's world matrix at rest: its typed transform (before the simulation moved it) placed
+    by its parent as evaluated now (the simulation evaluates it at the start frame)."""
+    s = object_settings(obj)
+    if s.has_rest and not s.rest_rotation_mode:  # rest data of an older version: a world matrix
         return np.asarray(s.rest_matrix, dtype=np.float64).reshape(4, 4)
-    return mesh_io.matrix_to_numpy(obj.matrix_world)
+    if not s.has_rest and len(obj.constraints):  # constraints place it too: Blender's own evaluation
+        return mesh_io.evaluated_matrix_world(obj, depsgraph)
+    mode, values = rest_transform_values(obj)
+    return parent_frame(obj, depsgraph) @ basis_matrix(obj, mode, values)
 
 
 def cloth_rest_positions(obj: bpy.types.Object) -> FloatArray:
@@ -287,20 +461,35 @@ def cloth_rest_positions(obj: bpy.types.Object) -> FloatArray:
     return mesh_io.read_positions(mesh) if rest is None else rest
 
 
-def grain_points(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float) -> FloatArray:
-    """World-space grain centres filling the evaluated mesh of ``obj``."""
+def check_grain_fill(
+    obj: bpy.types.Object, vertices: FloatArray, tris: Any, radius: float, world: World | None = None
+) -> None:
+    """Refuse a grain fill that breaks a limit (memory, with the particles already in ``world`` if given;
+    sampling grid; ``MAX_GRAINS_PER_OBJECT``), naming the object and the smallest particle radius that
+    keeps every limit."""
+    checker = World(radius=radius) if world is None else world
+    try:
+        checker.check_fill(vertices, tris, "", max_count=MAX_GRAINS_PER_OBJECT, unit="grains")
+    except SimulationInputError as exc:
+        raise SimulationInputError(
+            f"{obj.name!r}{exc}".replace("or fewer/smaller objects", "or make the object smaller").replace(
+                "use a particle radius of", "raise the particle radius to"
+            )
+        ) from None
+
+
+def grain_points(
+    obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float, world: World | None = None
+) -> FloatArray:
+    """World-space grain centres filling the evaluated mesh of ``obj`` (limits checked first; memory with
+    the particles of ``world`` if given)."""
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
     matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
     vertices = mesh_io.transform_points(matrix, local)
     tris = mesh_io.oriented_triangles(matrix, tris)
     if len(tris) == 0:
         raise SimulationInputError(f"{obj.name!r} has no faces to fill with grains")
-    estimate = estimate_interior_count(vertices, tris, 2.0 * radius)
-    if estimate > MAX_GRAINS_PER_OBJECT:
-        raise SimulationInputError(
-            f"{obj.name!r} would hold about {estimate:,} grains of radius {radius:g} m (at most "
-            f"{MAX_GRAINS_PER_OBJECT:,}); raise the particle radius or make the object smaller"
-        )
+    check_grain_fill(obj, vertices, tris, radius, world)
     points = np.asarray(fill_mesh_with_grains(vertices, tris, radius))
     if len(points) == 0:
         raise SimulationInputError(

@@ -36,7 +36,7 @@ from typing import Any
 import bpy
 
 from ..core import SimulationInputError
-from . import runtime, writeback
+from . import runtime, scene_reader, writeback
 from .frame_cache import FrameCache
 from .rna import object_settings, scene_settings
 from .runtime import invalidate, paused
@@ -44,6 +44,7 @@ from .scene_reader import SIM_ROLES, settings_signature, simulated_objects, stru
 
 __all__ = [
     "Simulation",
+    "after_undo",
     "find_simulation",
     "free_all",
     "free_simulation",
@@ -70,6 +71,24 @@ class Simulation(FrameCache):
         self.error = ""
         super().invalidate(frame)
 
+    def build(self, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | None = None) -> None:
+        """Build (see :meth:`FrameCache.build`); objects left out stay at (go back to) their rest pose."""
+        super().build(scene, depsgraph)
+        left_out: list[bpy.types.Object | None] = [bpy.data.objects.get(name) for name in self.problems]
+        left_out += scene_reader.excluded_objects(scene)
+        for obj in left_out:
+            if obj is not None:
+                writeback.restore_objects([obj])
+                target = object_settings(obj).particle_object
+                if target is not None:
+                    writeback.restore_objects([target])
+
+    def problem_message(self) -> str:
+        """One line naming every object left out of the simulation and why ("" if none)."""
+        if not self.problems:
+            return ""
+        return "Not simulated (the others are): " + "; ".join(self.problems[n] for n in sorted(self.problems))
+
     def write_back(self, scene: bpy.types.Scene) -> None:
         """Show the world's current state on the Blender objects (see :mod:`.writeback`)."""
         if self.world is None:
@@ -94,6 +113,14 @@ def find_simulation(scene: bpy.types.Scene) -> Simulation | None:
 
 def free_simulation(scene: bpy.types.Scene) -> None:
     runtime.SIMULATIONS.pop(scene.name, None)
+
+
+def after_undo() -> None:
+    """Undo or redo changed the file under the simulations: drop their frames, rebuild from the file's
+    rest data at the next frame change (nothing of an undone state stays in memory)."""
+    for sim in runtime.SIMULATIONS.values():
+        sim.invalidate(None)
+    runtime.REST_MEMORY.clear()
 
 
 def free_all() -> None:
@@ -165,9 +192,12 @@ def _show_frame(sim: Simulation, scene: bpy.types.Scene, depsgraph: bpy.types.De
     except Exception as exc:  # a handler must not raise: show it in the panel instead
         _report_once(sim, scene, f"{type(exc).__name__}: {exc}")
     else:
-        sim.error = ""
-        if scene_settings(scene).last_error:
-            scene_settings(scene).last_error = ""
+        message = sim.problem_message()  # objects left out: shown, the others simulate
+        if message and sim.error != message:
+            print(f"Unified Particles ({scene.name}): {message}", file=sys.stderr)
+        sim.error = message
+        if scene_settings(scene).last_error != message:
+            scene_settings(scene).last_error = message
 
 
 def _scene_key(scene: bpy.types.Scene, objects: list[bpy.types.Object] | None = None) -> tuple[Any, ...]:
@@ -214,4 +244,13 @@ def status_lines(scene: bpy.types.Scene) -> list[str]:
     lines.append(f"{len(sim.world.positions)} particles, {len(sim.entries)} objects")
     if sim.dirty_from is not None:
         lines.append(f"Settings changed: re-simulating from frame {sim.dirty_from}")
+    for name in sorted(sim.problems):
+        lines.append(f"Not simulated: {name} (see the error below)")
+    excluded = scene_reader.excluded_objects(scene)
+    if excluded:
+        names = ", ".join(o.name for o in excluded)
+        lines.append(f"Not simulated (collection excluded from the view layer): {names}")
+    hidden = scene_reader.hidden_objects(scene)
+    if hidden:
+        lines.append(f"Hidden in the viewport, still simulated: {', '.join(o.name for o in hidden)}")
     return lines

@@ -19,7 +19,7 @@ import bpy
 import numpy as np
 
 from ..core import World
-from . import mesh_io, runtime
+from . import mesh_io, runtime, scene_reader
 from .mesh_io import REST_ATTRIBUTE
 from .rna import mesh_of, object_settings
 from .scene_reader import Entry
@@ -36,17 +36,7 @@ def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
             continue
         if entry.kind == "RIGID":
             assert entry.rest_matrix is not None
-            settings = object_settings(target)
-            if at_rest:
-                matrix = entry.rest_matrix
-                settings.has_rest = False
-            else:
-                matrix = np.asarray(entry.body.transform, dtype=np.float64) @ entry.rest_matrix
-                if not settings.has_rest:
-                    settings.rest_matrix = [float(v) for v in entry.rest_matrix.reshape(-1)]
-                    settings.has_rest = True
-            target.matrix_world = mesh_io.numpy_to_matrix(matrix)
-            entry.last_written = mesh_io.matrix_to_numpy(target.matrix_world)
+            _write_rigid(target, entry, at_rest)
         elif entry.kind in ("CLOTH", "GRANULAR"):
             assert entry.rest_local is not None
             mesh = mesh_of(target)
@@ -65,6 +55,45 @@ def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
                     mesh_io.write_float_vector_attribute(mesh, REST_ATTRIBUTE, entry.rest_local)
             mesh_io.write_positions(mesh, local)
             entry.last_written = np.asarray(local, dtype=np.float32)
+
+
+def _write_rigid(target: bpy.types.Object, entry: Entry, at_rest: bool) -> None:
+    """Place a rigid object where the simulation has it, keeping the user's transform decomposition.
+
+    Blender decomposes an assigned ``matrix_world`` its own way (a scale of (-1, 1, 1) comes back as
+    (-1, -1, -1) with X rotated 180 degrees), so the typed location/rotation/scale are written here: at the
+    start frame exactly the values the user typed, elsewhere the values of the new pose with the sign
+    pattern of the typed scale, in the object's rotation mode. ``matrix_world`` is assigned first so it
+    is right at once (before the next depsgraph evaluation).
+    """
+    assert entry.rest_matrix is not None
+    settings = object_settings(target)
+    if at_rest:
+        matrix = entry.rest_matrix
+        if settings.has_rest:
+            mode, values = scene_reader.rest_transform_values(target)
+            target.matrix_world = mesh_io.numpy_to_matrix(matrix)
+            if mode == target.rotation_mode:
+                scene_reader.set_transform_values(target, mode, values)
+            settings.has_rest = False
+        # else: the object shows its typed transform already; writing it could only change its last bits
+    else:
+        matrix = np.asarray(entry.body.transform, dtype=np.float64) @ entry.rest_matrix
+        if not settings.has_rest:
+            mode, values = scene_reader.transform_values(target)
+            settings.rest_matrix = [float(v) for v in entry.rest_matrix.reshape(-1)]
+            settings.rest_transform = values
+            settings.rest_rotation_mode = mode
+            settings.has_rest = True
+        _, rest = scene_reader.rest_transform_values(target)
+        _, now = scene_reader.transform_values(target)
+        like = [*now[:7], *rest[7:]]  # rotation: closest to the last one; scale: the typed sign pattern
+        frame = scene_reader.parent_frame(target)
+        basis = np.linalg.solve(frame, matrix) if target.parent is not None else matrix
+        values = scene_reader.basis_values(target, basis, target.rotation_mode, like)
+        target.matrix_world = mesh_io.numpy_to_matrix(matrix)
+        scene_reader.set_transform_values(target, target.rotation_mode, values)
+    entry.last_written = np.array(matrix, dtype=np.float64)
 
 
 def user_edited_rest(entries: list[Entry]) -> bool:
@@ -101,11 +130,21 @@ def adopt_user_edits(entries: list[Entry]) -> None:
 
 
 def restore_objects(objects: list[bpy.types.Object]) -> None:
-    """Put objects back as they were before the simulation moved them and forget the rest data."""
+    """Put objects back as they were before the simulation moved them and forget the rest data.
+
+    A rigid object gets back exactly the location/rotation/scale the user typed.
+    """
     for obj in objects:
         s = object_settings(obj)
         if s.has_rest:
-            obj.matrix_world = mesh_io.numpy_to_matrix(np.asarray(s.rest_matrix).reshape(4, 4))
+            if s.rest_rotation_mode:
+                mode, values = scene_reader.rest_transform_values(obj)
+                now = scene_reader.parent_frame(obj) @ scene_reader.basis_matrix(obj, mode, values)
+                obj.matrix_world = mesh_io.numpy_to_matrix(now)  # right at once, before the depsgraph runs
+                if mode == obj.rotation_mode:
+                    scene_reader.set_transform_values(obj, mode, values)
+            else:  # rest data of an older version: a world matrix
+                obj.matrix_world = mesh_io.numpy_to_matrix(np.asarray(s.rest_matrix).reshape(4, 4))
             s.has_rest = False
         if isinstance(obj.data, bpy.types.Mesh):
             rest = mesh_io.read_float_vector_attribute(obj.data, REST_ATTRIBUTE)

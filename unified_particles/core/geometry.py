@@ -238,6 +238,18 @@ def _closest_on_triangles(p: FloatArray, a: FloatArray, b: FloatArray, c: FloatA
     the six dot products once, then the Voronoi region (vertex A/B/C, edge AB/AC/BC, face) is chosen with
     masks in reverse order of Ericson's early returns, so the region tested first wins.
     """
+    out, _ = _closest_with_region(p, a, b, c, False)
+    return out
+
+
+# Voronoi region codes of ``_closest_with_region``: the feature of the triangle the closest point lies on.
+_REGION_FACE, _REGION_A, _REGION_B, _REGION_C, _REGION_AB, _REGION_BC, _REGION_CA = range(7)
+
+
+def _closest_with_region(
+    p: FloatArray, a: FloatArray, b: FloatArray, c: FloatArray, want_region: bool
+) -> tuple[FloatArray, npt.NDArray[np.int8] | None]:
+    """``_closest_on_triangles`` and, with ``want_region``, the (K,) int8 region code (``_REGION_*``)."""
     ab = b - a
     ac = c - a
     ap = p - a
@@ -259,32 +271,45 @@ def _closest_on_triangles(p: FloatArray, a: FloatArray, b: FloatArray, c: FloatA
         return out
 
     # Barycentric weights (v on ab, w on ac); face region by default.
+    region = np.zeros(p.shape[0], dtype=np.int8) if want_region else None
     denom = va + vb + vc
     v = safe_div(vb, denom)
     w = safe_div(vc, denom)
     e43 = d4 - d3
     e56 = d5 - d6
     m = (va <= 0.0) & (e43 >= 0.0) & (e56 >= 0.0)  # edge BC
+    if region is not None:
+        region[m] = _REGION_BC
     t = safe_div(e43, e43 + e56)
     v = np.where(m, 1.0 - t, v)
     w = np.where(m, t, w)
     m = (vb <= 0.0) & (d2 >= 0.0) & (d6 <= 0.0)  # edge AC
+    if region is not None:
+        region[m] = _REGION_CA
     v = np.where(m, 0.0, v)
     w = np.where(m, safe_div(d2, d2 - d6), w)
     m = (d6 >= 0.0) & (d5 <= d6)  # vertex C
+    if region is not None:
+        region[m] = _REGION_C
     v = np.where(m, 0.0, v)
     w = np.where(m, 1.0, w)
     m = (vc <= 0.0) & (d1 >= 0.0) & (d3 <= 0.0)  # edge AB
+    if region is not None:
+        region[m] = _REGION_AB
     v = np.where(m, safe_div(d1, d1 - d3), v)
     w = np.where(m, 0.0, w)
     m = (d3 >= 0.0) & (d4 <= d3)  # vertex B
+    if region is not None:
+        region[m] = _REGION_B
     v = np.where(m, 1.0, v)
     w = np.where(m, 0.0, w)
     m = (d1 <= 0.0) & (d2 <= 0.0)  # vertex A
+    if region is not None:
+        region[m] = _REGION_A
     v = np.where(m, 0.0, v)
     w = np.where(m, 0.0, w)
     out: FloatArray = a + ab * v[:, None] + ac * w[:, None]
-    return out
+    return out, region
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -1019,6 +1044,44 @@ def _is_closed(faces: IntArray) -> bool:
     return bool(np.all(counts == 2))
 
 
+@dataclass
+class FillMeasure:
+    """What the fill limits depend on: the mesh's extent in the sampling frame and its volume.
+
+    ``extent`` (3,) metres, the bounding box of the mesh in the principal-axes frame that
+    :func:`sample_interior` samples in (computed the same way); ``volume`` m^3, None for an open or
+    non-manifold mesh (whose volume is ill-defined).
+    """
+
+    extent: FloatArray
+    volume: float | None
+
+    def grid_nodes(self, spacing: float) -> int:
+        """Grid nodes :func:`sample_interior` evaluates at ``spacing`` (limit ``MAX_SAMPLE_GRID_NODES``)."""
+        counts = np.maximum(np.floor(self.extent / spacing + 1e-6), 1.0)
+        return int(min(float(np.prod(counts)), 9.0e18))
+
+    def count(self, spacing: float) -> int:
+        """The estimate of :func:`estimate_interior_count` at ``spacing``."""
+        box = float(self.grid_nodes(spacing))
+        estimate = box if self.volume is None else min(self.volume / spacing**3, box)
+        estimate = math.ceil(estimate * (1.0 - 1e-9))  # 999.9999999 -> 1000 (a box of 10 x 10 x 10 spacings)
+        return int(max(1.0, min(estimate, 9.0e18)))
+
+
+def fill_measure(vertices: npt.ArrayLike, faces: npt.ArrayLike) -> FillMeasure:
+    """The :class:`FillMeasure` of a mesh, O(m log m), no grid."""
+    v = as_vertices(vertices)
+    f = as_triangles(faces, v.shape[0])
+    tri = _outward(_triangle_soup(v, f))
+    centre, axes = _principal_frame(tri)
+    local = (tri - centre) @ axes
+    flat = local.reshape(-1, 3)
+    extent = flat.max(axis=0) - flat.min(axis=0)  # as _sample_grid computes it
+    volume = abs(_signed_volume(tri, centre)[0]) if _is_closed(f) else None
+    return FillMeasure(extent, volume)
+
+
 def estimate_interior_count(vertices: npt.ArrayLike, faces: npt.ArrayLike, spacing: float) -> int:
     """Cheap estimate of ``len(sample_interior(vertices, faces, spacing).points)``, O(m log m), no grid.
 
@@ -1028,19 +1091,60 @@ def estimate_interior_count(vertices: npt.ArrayLike, faces: npt.ArrayLike, spaci
     Meant to refuse absurd particle counts before anything is allocated.
     """
     s = _check_spacing(spacing)
-    v = as_vertices(vertices)
-    f = as_triangles(faces, v.shape[0])
-    tri = _triangle_soup(v, f)
-    centre, axes = _principal_frame(tri)
-    local = (tri - centre) @ axes
-    extent = np.ptp(local.reshape(-1, 3), axis=0)
-    box = float(np.prod(np.maximum(np.floor(extent / s + 1e-6), 1.0)))
-    if _is_closed(f):
-        volume, _ = _signed_volume(tri, centre)
-        estimate = min(abs(volume) / s**3, box)
+    return fill_measure(vertices, faces).count(s)
+
+
+def _decimal(mantissa: int, exponent: int) -> float:
+    """The float nearest to ``mantissa * 10**-exponent`` (so it prints as that decimal)."""
+    return mantissa / 10**exponent if exponent >= 0 else float(mantissa * 10 ** (-exponent))
+
+
+def smallest_fill_radius(
+    vertices: npt.ArrayLike | FillMeasure,
+    faces: npt.ArrayLike | None = None,
+    max_count: float = float("inf"),
+    max_grid_nodes: int | None = None,
+) -> float:
+    """The smallest particle radius, rounded up to 4 significant digits, at which a fill keeps every limit.
+
+    The limits are the estimated particle count (:func:`estimate_interior_count` at spacing ``2 r``) at most
+    ``max_count`` (what the memory limit or a grain limit allows), and the sampling grid at most
+    ``max_grid_nodes`` (default :data:`MAX_SAMPLE_GRID_NODES`). The result is what an error message may
+    suggest: it passes the same checks as written (4 digits) and as a Blender float property stores it
+    (float32). ``vertices`` may be a :class:`FillMeasure` already computed (then ``faces`` is not needed).
+    """
+    if isinstance(vertices, FillMeasure):
+        measure = vertices
     else:
-        estimate = box
-    return int(max(1.0, min(estimate, 9.0e18)))
+        measure = fill_measure(vertices, faces if faces is not None else np.zeros((0, 3), np.int64))
+    nodes_limit = MAX_SAMPLE_GRID_NODES if max_grid_nodes is None else int(max_grid_nodes)
+    count_limit = max(float(max_count), 1.0)
+
+    def ok(radius: float) -> bool:
+        spacing = 2.0 * float(radius)
+        return measure.count(spacing) <= count_limit and measure.grid_nodes(spacing) <= nodes_limit
+
+    def ok_as_typed(radius: float) -> bool:
+        return ok(radius) and ok(float(np.float32(radius)))
+
+    hi = max(float(measure.extent.max()), 1e-9)  # spacing 2 * extent: one node, one particle
+    lo = hi * 1e-9
+    if ok(lo):
+        hi = lo
+    else:
+        for _ in range(200):  # geometric bisection: both counts only fall as the radius grows
+            mid = math.sqrt(lo * hi)
+            if mid <= lo or mid >= hi:
+                break
+            if ok(mid):
+                hi = mid
+            else:
+                lo = mid
+    exponent = 3 - math.floor(math.log10(hi))  # 4 significant digits
+    mantissa = math.ceil(hi * 10.0**exponent * (1.0 - 1e-12))
+    while not ok_as_typed(_decimal(mantissa, exponent)):
+        mantissa += 1
+    return _decimal(mantissa, exponent)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -1199,3 +1303,268 @@ class SDFVolume:
             dist[out_mask] = outside[out_mask] + np.maximum(dist[out_mask], 0.0)
             normal[out_mask] = offset[out_mask] / outside[out_mask, None]
         return dist, normal
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Exact signed distance near the surface (colliders the volume cannot resolve)
+# ----------------------------------------------------------------------------------------------------------
+
+# Most cells per axis of the finest level of an ExactSurface grid: cell keys stay far inside int64.
+_SURFACE_GRID_MAX_CELLS = 1 << 20
+# Points looked up per window of ExactSurface.candidates (bounds the per-level temporaries).
+_SURFACE_QUERY_CHUNK = 1 << 16
+# Triangle centroids probed at most by ExactSurface.thinnest (a deterministic stride beyond).
+_THICKNESS_PROBES = 1 << 16
+# A triangle's box (grown by the band) spans at most this many cells per side on its grid level: finer
+# cells than one per box cut the candidates a point sees on a fine mesh ~4x, for ~10x more table entries.
+_SURFACE_CELLS_PER_BOX = 4
+
+
+@dataclass
+class _GridLevel:
+    """One level of ExactSurface's triangle grid: cell -> triangles as a table sorted by cell key."""
+
+    cell: float
+    dims: IntArray
+    keys: IntArray
+    start: IntArray
+    count: IntArray
+    tri: IntArray
+
+
+class ExactSurface:
+    """Exact signed distances of points near a triangle mesh, from closest points on the triangles.
+
+    For mesh colliders that an :class:`SDFVolume` cannot resolve (cells larger than the particle radius,
+    or than a thin part of the mesh). Triangles are binned in a hierarchical hash grid: each goes to the
+    level whose cells are at least as wide as its bounding box grown by ``band``, so it lands in at most 8
+    cells, and a point finds every triangle within ``band`` by looking up its own cell on each level. Huge
+    triangles (the top of a 10 km ground) sit alone on a coarse level and cost one pair per point; small
+    ones sit on fine levels. Only points within ``band`` of the surface are measured, in bounded windows.
+
+    A closed mesh is signed by the angle-weighted pseudo-normal of the closest feature (face, edge or
+    vertex; Baerentzen and Aanaes, IEEE TVCG 2005), exact for a closed, consistently oriented mesh: a
+    point inside a slab thinner than the band is inside, and its normal points out of the nearer side.
+    Open or inconsistently oriented meshes get the unsigned distance (two-sided contacts).
+
+    Attributes
+    ----------
+    tri : (k, 3, 3) float64 triangles (corners welded by coordinate, zero-area ones dropped), outward.
+    closed : bool, whether distances are signed.
+    band : float, metres; queries must use ``reach <= band``.
+    lo, hi : (3,) float64, the mesh's bounding box grown by ``band``.
+    """
+
+    def __init__(self, vertices: npt.ArrayLike, faces: npt.ArrayLike, band: float) -> None:
+        self.band = _check_spacing(band)
+        v = as_vertices(vertices)
+        welded, inverse = np.unique(v, axis=0, return_inverse=True)
+        f = inverse.reshape(-1)[as_triangles(faces, v.shape[0])]
+        cross = np.cross(welded[f[:, 1]] - welded[f[:, 0]], welded[f[:, 2]] - welded[f[:, 0]])
+        area2 = np.sqrt(np.einsum("ij,ij->i", cross, cross))
+        scale = max(float(np.ptp(welded, axis=0).max()), 1e-12)
+        keep = area2 > 1e-14 * scale * scale
+        if not keep.any():
+            raise SimulationInputError(
+                "every triangle of the mesh has zero area (all vertices on a line or a point); "
+                "the mesh has no surface to simulate"
+            )
+        f, cross, area2 = f[keep], cross[keep], area2[keep]
+        directed = f[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+        n_v = welded.shape[0]
+        self.closed = _is_closed(f) and np.unique(directed[:, 0] * n_v + directed[:, 1]).size == len(directed)
+        if self.closed and _signed_volume(welded[f], welded.mean(axis=0))[0] < 0.0:
+            f, cross = f[:, ::-1].copy(), -cross
+        tri = np.ascontiguousarray(welded[f])
+        self.tri = tri
+        self._eps = 1e-12 * scale
+        normal = cross / area2[:, None]
+        self._normal = normal
+        self._offset = np.einsum("ij,ij->i", normal, tri[:, 0])
+        # In-plane outward normals of the edges AB, BC, CA (k, 3, 3) and their offsets (k, 3): a point
+        # beyond an edge's line by more than ``reach`` is farther than ``reach`` from the triangle.
+        edge = np.roll(tri, -1, axis=1) - tri
+        side = np.cross(edge, normal[:, None, :])
+        side /= np.sqrt(np.einsum("ijk,ijk->ij", side, side))[:, :, None]
+        self._side = np.ascontiguousarray(side)
+        self._side_offset = np.einsum("ijk,ijk->ij", side, tri)
+        self._pn = self._pseudo_normals(tri, f, normal, n_v)
+        self._tlo = tri.min(axis=1)
+        self._thi = tri.max(axis=1)
+        self.lo = self._tlo.min(axis=0) - self.band
+        self.hi = self._thi.max(axis=0) + self.band
+        self._levels = self._bin(self.band)
+
+    @staticmethod
+    def _pseudo_normals(tri: FloatArray, f: IntArray, normal: FloatArray, n_v: int) -> FloatArray:
+        """(k, 7, 3) unit pseudo-normal of each triangle's features, indexed by the ``_REGION_*`` codes."""
+        e = [tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 1], tri[:, 0] - tri[:, 2]]  # AB, BC, CA
+
+        def angle(u: FloatArray, w: FloatArray) -> FloatArray:
+            den = np.sqrt(np.einsum("ij,ij->i", u, u) * np.einsum("ij,ij->i", w, w))
+            cos = np.einsum("ij,ij->i", u, w) / np.maximum(den, 1e-300)
+            out: FloatArray = np.arccos(np.clip(cos, -1.0, 1.0))
+            return out
+
+        corner_angle = np.stack([angle(e[0], -e[2]), angle(e[1], -e[0]), angle(e[2], -e[1])], axis=1)
+        weighted = (corner_angle[:, :, None] * normal[:, None, :]).reshape(-1, 3)
+        vid = f.reshape(-1)
+        vertex = np.stack([np.bincount(vid, weights=weighted[:, k], minlength=n_v) for k in range(3)], axis=1)
+        ends = np.sort(f[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+        _, edge_id = np.unique(ends[:, 0] * n_v + ends[:, 1], return_inverse=True)
+        edge_id = edge_id.reshape(-1)
+        per_edge = np.repeat(normal, 3, axis=0)
+        edge = np.stack([np.bincount(edge_id, weights=per_edge[:, k]) for k in range(3)], axis=1)
+        pn = np.empty((tri.shape[0], 7, 3))
+        pn[:, _REGION_FACE] = normal
+        pn[:, [_REGION_A, _REGION_B, _REGION_C]] = vertex[f]
+        pn[:, [_REGION_AB, _REGION_BC, _REGION_CA]] = edge[edge_id].reshape(-1, 3, 3)
+        length = np.sqrt(np.einsum("ijk,ijk->ij", pn, pn))
+        # Opposite faces on a knife edge cancel: fall back to the face normal there.
+        weak = length < 1e-9
+        pn = np.where(weak[:, :, None], normal[:, None, :], pn / np.where(weak, 1.0, length)[:, :, None])
+        return np.ascontiguousarray(pn)
+
+    def _bin(self, band: float) -> list[_GridLevel]:
+        tlo = self._tlo - band
+        thi = self._thi + band
+        # Boxes are grown by the band, so they are >= 2 band wide and cells >= band / 2.
+        g0 = max(0.5 * band, float(np.max(self.hi - self.lo)) / _SURFACE_GRID_MAX_CELLS)
+        size = (thi - tlo).max(axis=1) / _SURFACE_CELLS_PER_BOX
+        level = np.maximum(np.ceil(np.log2(size / g0)), 0.0).astype(np.int64)
+        level += g0 * np.exp2(level) < size  # round-off: at most _SURFACE_CELLS_PER_BOX cells per box side
+        levels = []
+        for lv in np.unique(level):
+            sel = np.flatnonzero(level == lv)
+            cell = g0 * 2.0 ** int(lv)
+            dims = np.floor((self.hi - self.lo) / cell).astype(np.int64) + 1
+            c0 = np.clip(np.floor((tlo[sel] - self.lo) / cell).astype(np.int64), 0, dims - 1)
+            c1 = np.clip(np.floor((thi[sel] - self.lo) / cell).astype(np.int64), 0, dims - 1)
+            ext = c1 - c0 + 1
+            keys_parts = []
+            owner_parts = []
+            for k, local in _iter_ranges(np.zeros(sel.size, dtype=np.int64), ext.prod(axis=1), _PAIR_BUDGET):
+                e = ext[k]
+                plane = e[:, 1] * e[:, 2]
+                ix = c0[k, 0] + local // plane
+                rem = local % plane
+                iy = c0[k, 1] + rem // e[:, 2]
+                iz = c0[k, 2] + rem % e[:, 2]
+                keys_parts.append((ix * dims[1] + iy) * dims[2] + iz)
+                owner_parts.append(sel[k])
+            keys = np.concatenate(keys_parts)
+            owner = np.concatenate(owner_parts)
+            order = np.argsort(keys, kind="stable")
+            ukeys, start, count = np.unique(keys[order], return_index=True, return_counts=True)
+            levels.append(_GridLevel(cell, dims, ukeys, start, count, owner[order]))
+        return levels
+
+    def candidates(self, points: FloatArray, which: IntArray, reach: float) -> tuple[IntArray, IntArray]:
+        """(point, triangle) pairs, sorted by point, that may be closer than ``reach`` (<= band).
+
+        A superset of the pairs within ``reach``: the point is within ``reach`` of the triangle's bounding
+        box, plane and the lines of its three edges (on the triangle's side). ``points`` (N, 3) in the
+        mesh's frame; ``which`` the indices to look at.
+        """
+        if reach > self.band * (1.0 + 1e-12):
+            raise ValueError(f"reach {reach} exceeds the grid's band {self.band}")
+        pts_parts: list[IntArray] = []
+        tri_parts: list[IntArray] = []
+        for lo in range(0, which.size, _SURFACE_QUERY_CHUNK):
+            chunk = which[lo : lo + _SURFACE_QUERY_CHUNK]
+            p = points[chunk]
+            for level in self._levels:
+                c = np.floor((p - self.lo) / level.cell).astype(np.int64)
+                valid = np.all((c >= 0) & (c < level.dims), axis=1)
+                key = (c[:, 0] * level.dims[1] + c[:, 1]) * level.dims[2] + c[:, 2]
+                slot = np.minimum(np.searchsorted(level.keys, key), level.keys.size - 1)
+                rows = np.flatnonzero(valid & (level.keys[slot] == key))
+                hs = slot[rows]
+                for owner, pos in _iter_ranges(level.start[hs], level.count[hs], _PAIR_BUDGET):
+                    # Cheapest tests first, each on the survivors of the previous one.
+                    pi = chunk[rows[owner]]
+                    ti = level.tri[pos]
+                    q = points[pi]
+                    ok = np.abs(np.einsum("ij,ij->i", q, self._normal[ti]) - self._offset[ti]) <= reach
+                    pi, ti, q = pi[ok], ti[ok], q[ok]
+                    ok = np.all((q >= self._tlo[ti] - reach) & (q <= self._thi[ti] + reach), axis=1)
+                    pi, ti, q = pi[ok], ti[ok], q[ok]
+                    beyond = np.einsum("ijk,ik->ij", self._side[ti], q) - self._side_offset[ti]
+                    ok = beyond.max(axis=1, initial=-np.inf) <= reach
+                    pts_parts.append(pi[ok])
+                    tri_parts.append(ti[ok])
+        if not pts_parts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        pi = np.concatenate(pts_parts)
+        ti = np.concatenate(tri_parts)
+        order = np.argsort(pi, kind="stable")
+        return pi[order], ti[order]
+
+    def nearest(
+        self, points: FloatArray, pair_point: IntArray, pair_tri: IntArray
+    ) -> tuple[IntArray, FloatArray, FloatArray]:
+        """Closest of the candidate triangles for each point that has any.
+
+        ``pair_point`` must be sorted (as :meth:`candidates` returns it). Returns the points' indices (M,),
+        their signed distances (M,) (negative inside a closed mesh) and outward unit normals (M, 3): from
+        the closest point towards the point (away from it inside), the feature's pseudo-normal on the
+        surface.
+        """
+        n_pairs = pair_point.size
+        if n_pairs == 0:
+            return np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 3))
+        d2 = np.empty(n_pairs)
+        cp = np.empty((n_pairs, 3))
+        region = np.empty(n_pairs, dtype=np.int8)
+        for lo in range(0, n_pairs, _PAIR_BUDGET):
+            sl = slice(lo, lo + _PAIR_BUDGET)
+            t = self.tri[pair_tri[sl]]
+            p = points[pair_point[sl]]
+            c, reg = _closest_with_region(p, t[:, 0], t[:, 1], t[:, 2], True)
+            diff = p - c
+            d2[sl] = np.einsum("ij,ij->i", diff, diff)
+            cp[sl] = c
+            region[sl] = reg
+        first = np.flatnonzero(np.concatenate([[True], pair_point[1:] != pair_point[:-1]]))
+        best = np.minimum.reduceat(d2, first)
+        counts = np.diff(np.append(first, n_pairs))
+        at_min = d2 == np.repeat(best, counts)
+        win = np.minimum.reduceat(np.where(at_min, np.arange(n_pairs), n_pairs), first)
+        ids = pair_point[first]
+        diff = points[ids] - cp[win]
+        dist = np.sqrt(best)
+        pn = self._pn[pair_tri[win], region[win]]
+        if self.closed:
+            sign = np.where(np.einsum("ij,ij->i", diff, pn) < 0.0, -1.0, 1.0)
+        else:
+            sign = np.ones(ids.size)
+        tiny = dist <= self._eps
+        normal = np.where(tiny[:, None], pn, diff * (sign / np.where(tiny, 1.0, dist))[:, None])
+        return ids, sign * dist, normal
+
+    def signed_distance_near(
+        self, points: FloatArray, reach: float
+    ) -> tuple[IntArray, FloatArray, FloatArray]:
+        """:meth:`nearest` over the points within ``reach`` (<= band) of a triangle's box and plane."""
+        inside_box = np.all((points >= self.lo) & (points <= self.hi), axis=1)
+        pi, ti = self.candidates(points, np.flatnonzero(inside_box), reach)
+        return self.nearest(points, pi, ti)
+
+    def thinnest(self, depth: float) -> float:
+        """Estimated thickness of the thinnest part thinner than about ``2 depth``, or inf if none is.
+
+        Probes the points ``depth`` behind triangle centroids (up to ``_THICKNESS_PROBES`` of them): inside a
+        part thicker than ``2 depth`` such a point is ``depth`` deep. Where it is less deep because the
+        nearest surface faces the other way (the far side of a slab or wall, not a face meeting this one at
+        an edge), the part is ``depth - signed distance`` thick. Open meshes have no inside: 0.
+        """
+        if not self.closed:
+            return 0.0
+        step = max(1, -(-self.tri.shape[0] // _THICKNESS_PROBES))
+        n = self._normal[::step]
+        probe = self.tri[::step].mean(axis=1) - depth * n
+        reach = min(self.band, 1.01 * depth + 2.0 * self._eps)
+        ids, sd, normal = self.signed_distance_near(probe, reach)
+        opposite = np.einsum("ij,ij->i", normal, n[ids]) < -0.5
+        thin = (sd > -0.95 * depth) & opposite
+        return float(np.min(depth - sd[thin])) if thin.any() else math.inf

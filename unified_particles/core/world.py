@@ -253,6 +253,48 @@ class World:
                 "or fewer/smaller objects"
             )
 
+    def check_fill(
+        self,
+        vertices: ArrayLike,
+        faces: ArrayLike,
+        what: str = "this",
+        max_count: float | None = None,
+        unit: str = "particles",
+    ) -> None:
+        """Raise SimulationInputError if filling this mesh at this radius breaks any limit.
+
+        The limits: the memory limit (with the particles already in the world), the sampling grid
+        (``geometry.MAX_SAMPLE_GRID_NODES``) and, if given, ``max_count`` (e.g. a front end's grain limit).
+        The message names every limit broken and the smallest radius (4 digits) that keeps all of them,
+        computed with the estimate the fill itself uses, so the number it suggests works.
+        """
+        spacing = 2.0 * self.radius
+        measure = geometry.fill_measure(vertices, faces)
+        count = measure.count(spacing)
+        nodes = measure.grid_nodes(spacing)
+        total = self.particle_count + count
+        need = total * BYTES_PER_PARTICLE
+        allowed = max(self.memory_limit / BYTES_PER_PARTICLE - self.particle_count, 1.0)
+        reasons = []
+        if need > self.memory_limit:
+            reasons.append(
+                f"would make {total:,} particles (about {need / 1e9:.1f} GB while stepping), "
+                f"more than the memory limit of {self.memory_limit / 1e9:.1f} GB"
+            )
+        if max_count is not None and count > max_count:
+            reasons.append(f"would hold about {count:,} {unit} (at most {int(max_count):,})")
+        if nodes > geometry.MAX_SAMPLE_GRID_NODES:
+            limit_nodes = geometry.MAX_SAMPLE_GRID_NODES
+            reasons.append(f"needs a grid of {nodes:,} candidate particles to fill (limit {limit_nodes:,})")
+        if not reasons:
+            return
+        limit = allowed if max_count is None else min(allowed, float(max_count))
+        suggested = geometry.smallest_fill_radius(measure, max_count=limit)
+        raise SimulationInputError(
+            f"{what} {' and '.join(reasons)}; use a particle radius of at least {suggested:.4g} m "
+            f"(now {self.radius:.4g} m) or fewer/smaller objects"
+        )
+
     def _append(self, x: FloatArray, group_self_collides: bool, **per_particle: Any) -> tuple[IntArray, int]:
         """New particles at rest in the model and the state; the solver forgets what it derived."""
         idx, group = self.model.add_particles(x, group_self_collides, **per_particle)
@@ -284,7 +326,7 @@ class World:
         density = _positive(density, "density")
         friction = _nonnegative(friction, "friction")
         spacing = 2.0 * self.radius
-        self.check_capacity(geometry.estimate_interior_count(v, f, spacing), "this rigid body")
+        self.check_fill(v, f, f"{name!r} as a rigid body" if name else "this rigid body")
         s = geometry.sample_interior(v, f, spacing)
         pts = np.asarray(s.points, dtype=np.float64)
         n = len(pts)
@@ -356,7 +398,7 @@ class World:
         friction = _nonnegative(friction, "friction")
         give = None if tether_give is None else _nonnegative(tether_give, "tether_give")
         n = len(v)
-        self.check_capacity(n, "this cloth")
+        self.check_capacity(n, f"{name!r} as cloth" if name else "this cloth")
         pin_local = self._pinned_indices(pinned, n)
         # Lumped mass: each triangle gives a third of its area to each corner.
         area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
@@ -426,7 +468,7 @@ class World:
         density = _positive(density, "density")
         friction = _nonnegative(friction, "friction")
         cohesion = _nonnegative(cohesion, "cohesion", 1.0)
-        self.check_capacity(len(pts), "these grains")
+        self.check_capacity(len(pts), f"the grains of {name!r}" if name else "these grains")
         w = 1.0 / (density * (2.0 * self.radius) ** 3)
         idx, group = self._append(
             pts,

@@ -23,6 +23,7 @@ import dataclasses
 import errno
 import hashlib
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +36,7 @@ from mathutils import Matrix
 from ...core import SimulationInputError
 from ...core.state import Snapshot
 from .. import cachefiles as cf
-from .. import mesh_io, runtime
+from .. import identity, mesh_io, runtime, scene_reader
 from ..mesh_io import REST_ATTRIBUTE
 from ..rna import mesh_of, object_bake, object_settings, scene_bake, scene_settings
 from ..writeback import MOVED_ATOL, MOVED_RTOL
@@ -45,6 +46,7 @@ from .outputs import (
     apply_keyframes,
     apply_pc2,
     apply_shape_keys,
+    bake_files,
     bake_output,
     baked_objects,
     free_object,
@@ -150,6 +152,7 @@ class BakeJob:
         self.frames_stepped = 0
         self._stash: dict[str, dict[str, Any]] = {}
         self._captured: dict[str, dict[str, Any]] = {}
+        self._uids_before: dict[str, str] = {}  # particle objects given their source's id by this bake
         self._source: Any = None
         self._done = False
         self._pause: contextlib.ExitStack | None = None
@@ -192,9 +195,13 @@ class BakeJob:
             raise RuntimeError(f"Frame range {self.frame_start}-{self.frame_end} is empty")
         if scene_bake(scene).is_baking:
             raise RuntimeError("A bake of this scene is already running")
+        # Duplicates made since the scene was last read get their own identity (cache id, grains, mesh).
+        for message in identity.repair():
+            print(f"Unified Particles: {message}", file=sys.stderr)
         candidates = [o for o in scene.objects if role(o) in BAKED_ROLES]
         if not candidates:
             raise RuntimeError("Nothing to bake: make objects Rigid, Cloth or Granular first")
+        _check_shared_meshes(candidates)
         for obj in candidates:
             baked, output = object_bake(obj).baked_output, bake_output(obj)
             keys = mesh_of(obj).shape_keys if obj.type == "MESH" else None
@@ -292,11 +299,19 @@ class BakeJob:
         entries = self._source.build(scene, depsgraph)
         depsgraph = bpy.context.evaluated_depsgraph_get()
         self.targets = []
+        writers: dict[str, str] = {}
         for entry in entries:
             obj = bpy.data.objects[entry.name]
             write_obj = bpy.data.objects[entry.target]
+            if write_obj.name in writers:  # identity.repair prevents it; never write two outputs into one
+                raise RuntimeError(
+                    f"{obj.name!r} and {writers[write_obj.name]!r} both write into {write_obj.name!r}: "
+                    "clear one of them and make it again"
+                )
+            writers[write_obj.name] = obj.name
             output = bake_output(obj)
             if entry.kind == "GRANULAR":
+                self._uids_before.setdefault(write_obj.name, str(object_bake(write_obj).uid))
                 object_bake(write_obj).uid = object_bake(obj).uid
             uid = object_bake(write_obj).uid or object_bake(obj).uid
             matrix = mesh_io.matrix_to_numpy(write_obj.matrix_world)
@@ -395,10 +410,20 @@ class BakeJob:
             matrix = np.asarray(value, dtype=np.float64).reshape(4, 4)
             if target.output == "PC2":
                 assert target.rigid_vertices is not None
-                return mesh_io.transform_points(target.to_local @ matrix, target.rigid_vertices)
+                to_local = target.to_local
+                if target.entry.handle.animated and target.obj.parent is not None:
+                    # A moving parent carries the object: local to where the parent puts it at this frame.
+                    mode, values = scene_reader.rest_transform_values(target.obj)
+                    at_rest = scene_reader.basis_matrix(target.obj, mode, values)
+                    to_local = np.linalg.inv(scene_reader.parent_frame(target.obj) @ at_rest)
+                return mesh_io.transform_points(to_local @ matrix, target.rigid_vertices)
             assert target.parent_inverse is not None
             assert target.scale is not None
-            basis = target.parent_inverse @ matrix
+            parent_inverse = target.parent_inverse
+            if target.entry.handle.animated and target.obj.parent is not None:
+                # A moving parent (a rigid child keeps its world motion): the parent of this frame.
+                parent_inverse = np.linalg.inv(scene_reader.parent_frame(target.obj))
+            basis = parent_inverse @ matrix
             rotation = basis[:3, :3] / target.scale[None, :]
             quat = quaternion_from_matrix(rotation)
             if target.previous_quat is not None and float(np.dot(quat, target.previous_quat)) < 0.0:
@@ -407,7 +432,10 @@ class BakeJob:
             row = np.zeros(_KEYFRAME_ROW, dtype=np.float64)
             row[:3], row[3:7] = basis[:3, 3], quat
             return row.reshape(_KEYFRAME_ROW_POINTS, 3)
-        return mesh_io.transform_points(target.to_local, value)
+        to_local = target.to_local
+        if target.entry.handle.animated and target.write_obj.parent is not None:  # carried by a moving parent
+            to_local = np.linalg.inv(mesh_io.matrix_to_numpy(target.write_obj.matrix_world))
+        return mesh_io.transform_points(to_local, value)
 
     def _write_frame(self, frame: int) -> None:
         for target in self.targets:
@@ -435,6 +463,14 @@ class BakeJob:
         if self._source is not None:
             self._source.close(self.scene)
         self._source = None
+
+    def _restore_uids(self) -> None:
+        """A bake that does not commit leaves the particle objects' ids as it found them."""
+        for name, uid in self._uids_before.items():
+            obj = bpy.data.objects.get(name)
+            if obj is not None:
+                object_bake(obj).uid = uid
+        self._uids_before.clear()
 
     def _restore_objects(self) -> None:
         for name, data in self._captured.items():
@@ -466,6 +502,7 @@ class BakeJob:
                     target.writer.close(commit=False)
         self._close_source()
         self._restore_objects()
+        self._restore_uids()
         self._unstash()
         state = scene_bake(self.scene)
         if self.frame >= self.frame_start:
@@ -508,6 +545,9 @@ class BakeJob:
             self._done = False
             self.cancel(error=error_message(exc))
             raise
+        applied: list[bpy.types.Object] = []  # objects this bake's outputs were written into
+        committed: list[Path] = []  # files this bake moved into the cache folder
+        backups: list[tuple[Path, Path]] = []  # (file of the previous bake, where it waits meanwhile)
         try:
             self._close_source()
             self._restore_objects()
@@ -518,13 +558,36 @@ class BakeJob:
                     obj = bpy.data.objects.get(name)
                     if obj is not None:
                         old_files += cache_files_of(obj, old_folder)
+                # Also the files of objects deleted since the previous bake (their sidecars name it).
+                old_files += bake_files(old_folder, str(state.bake_id))
+            # The previous bake's files this bake replaces wait in the staging folder until it is done.
+            backup_dir = self.staging / "previous"
+            finals = [final for _, final in sidecars]
+            finals += [t.writer.path for t in self.targets if t.writer is not None and t.output == "PC2"]
+            for final in finals:
+                if final.exists():
+                    backup_dir.mkdir(parents=True, exist_ok=True)
+                    backup = backup_dir / final.name
+                    os.replace(final, backup)
+                    backups.append((final, backup))
             for target in self.targets:
                 assert target.writer is not None
                 target.writer.close(commit=True)
+                committed.append(target.writer.path)
             for target in self.targets:
                 self._apply(target)
+                applied.append(target.write_obj)
             for staged, final in sidecars:
                 os.replace(staged, final)
+                committed.append(final)
+        except BaseException as exc:
+            self._roll_back(applied, committed, backups)
+            message = f"writing the outputs failed: {error_message(exc)}. The previous bake is unchanged"
+            state.error = message
+            state.status = "Bake failed. The previous bake is unchanged"
+            self._end()
+            raise RuntimeError(message) from exc
+        try:
             # Files of the previous bake that this bake did not overwrite.
             new_files = {cf.cache_file(self.folder, t.uid, ".json") for t in self.targets}
             new_files |= {
@@ -543,11 +606,32 @@ class BakeJob:
             if self.warning:
                 state.status += ". " + self.warning
             cf.remove_tree(self.staging)
-        except BaseException as exc:
-            state.error = f"Bake failed while writing its outputs: {exc}"
-            raise
         finally:
             self._end()
+
+    def _roll_back(
+        self, applied: list[bpy.types.Object], committed: list[Path], backups: list[tuple[Path, Path]]
+    ) -> None:
+        """Writing the outputs failed: take this bake out again and put the previous one back, exactly."""
+        try:
+            self._restore_objects()  # if the failure came before they were restored
+        except Exception as exc:
+            report(f"could not restore the objects after the failed bake: {exc}")
+        for obj in reversed(applied):
+            try:
+                free_object(obj)
+            except Exception as exc:  # keep going: undo as much as possible
+                report(f"could not remove the failed bake from {obj.name!r}: {exc}")
+        for path in committed:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        for final, backup in backups:
+            try:
+                os.replace(backup, final)
+            except OSError as exc:
+                report(f"could not put back {final}: {exc}")
+        self._restore_uids()
+        self._unstash()
 
     def _apply(self, target: _Target) -> None:
         obj = target.write_obj
@@ -569,6 +653,21 @@ class BakeJob:
                 stream.unlink()
         object_bake(obj).baked_output = target.output
         set_restore_info(obj, info)
+
+
+def _check_shared_meshes(objects: list[bpy.types.Object]) -> None:
+    """Two baked objects writing into one mesh would overwrite each other's output."""
+    seen: dict[int, str] = {}
+    for obj in objects:
+        if role(obj) != "CLOTH" or obj.type != "MESH":
+            continue
+        key = mesh_of(obj).as_pointer()
+        if key in seen:
+            raise RuntimeError(
+                f"Cloth {obj.name!r} and {seen[key]!r} share one mesh: give one its own "
+                "(Object > Relations > Make Single User > Object & Data)"
+            )
+        seen[key] = obj.name
 
 
 def _adopt_start_pose(scene: bpy.types.Scene) -> None:
@@ -655,10 +754,13 @@ def os_error_message(exc: OSError) -> str:
             "disk, then bake again. The previous bake is unchanged"
         )
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return f"No permission to write {where}: choose another Cache Folder (Bake panel) and bake again"
+        return (
+            f"No permission to write {where}: choose another Cache Folder (Cache and Bake panel) "
+            "and bake again"
+        )
     if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
         return (
             f"Cannot create {where}: it, or a folder above it, is a file, not a folder. "
-            "Choose another Cache Folder (Bake panel) and bake again"
+            "Choose another Cache Folder (Cache and Bake panel) and bake again"
         )
     return f"Cannot write the bake cache ({exc.strerror or exc} at {where}): check the Cache Folder"

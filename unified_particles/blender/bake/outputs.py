@@ -24,12 +24,13 @@ import numpy as np
 
 from .. import cachefiles as cf
 from .. import runtime
+from ..identity import BAKE_ACTION_PREFIX, BAKE_MODIFIER_NAME
 from ..rna import as_type, mesh_of, object_bake, scene_bake, scene_settings
 from .paths import STAGING_PREFIX, abspath, cache_files_of, ensure_scene_uid, role
 
-MODIFIER_NAME = "Unified Particles Bake"
+MODIFIER_NAME = BAKE_MODIFIER_NAME
 SHAPE_KEY_PREFIX = "UP "
-ACTION_PREFIX = "UP Bake "
+ACTION_PREFIX = BAKE_ACTION_PREFIX
 _LINEAR = 1  # enum value of 'LINEAR' in Keyframe.interpolation (CONSTANT=0, LINEAR=1, BEZIER=2)
 # Keeps the square root's argument positive in quaternion_from_matrix (rounding on a 180 degree turn).
 _SQRT_FLOOR = 1e-300
@@ -171,17 +172,48 @@ def _add_mesh_cache(obj: bpy.types.Object, filepath: str, frame_start: int, posi
 
 
 def apply_pc2(obj: bpy.types.Object, filepath: str, frame_start: int, position: str) -> dict[str, Any]:
-    name = _add_mesh_cache(obj, filepath, frame_start, position)
+    before = {m.name for m in obj.modifiers}
+    try:
+        name = _add_mesh_cache(obj, filepath, frame_start, position)
+    except BaseException:  # leave the object as it was
+        for modifier in [m for m in obj.modifiers if m.name not in before]:
+            obj.modifiers.remove(modifier)
+        raise
     return {"modifier": name, "filepath": filepath}
 
 
 def apply_shape_keys(
     obj: bpy.types.Object, samples: Callable[[int], np.ndarray], n_frames: int, frame_start: int
 ) -> dict[str, Any]:
-    """One absolute shape key per frame, ``eval_time`` keyframed so frame f shows exactly its key."""
+    """One absolute shape key per frame, ``eval_time`` keyframed so frame f shows exactly its key.
+
+    All or nothing: on a failure the keys and the action made so far are removed again."""
     mesh = mesh_of(obj)
     if mesh.shape_keys is not None:
         raise RuntimeError(f"{obj.name!r} already has shape keys; choose the Point Cache output")
+    action: bpy.types.Action | None = None
+    try:
+        return _add_shape_keys(obj, mesh, samples, n_frames, frame_start)
+    except BaseException:
+        key = mesh.shape_keys
+        anim = key.animation_data if key is not None else None
+        if anim is not None and anim.action is not None and anim.action.name.startswith(ACTION_PREFIX):
+            action = anim.action
+            anim.action = None
+        if action is not None and action.users == 0:
+            bpy.data.actions.remove(action)
+        if key is not None:
+            obj.shape_key_clear()
+        raise
+
+
+def _add_shape_keys(
+    obj: bpy.types.Object,
+    mesh: bpy.types.Mesh,
+    samples: Callable[[int], np.ndarray],
+    n_frames: int,
+    frame_start: int,
+) -> dict[str, Any]:
     obj.shape_key_add(name=SHAPE_KEY_PREFIX + "Basis", from_mix=False)
     key = mesh.shape_keys
     assert key is not None
@@ -221,6 +253,27 @@ def apply_keyframes(obj: bpy.types.Object, values: np.ndarray, frame_start: int)
     info: dict[str, Any] = {"rotation_mode": obj.rotation_mode}
     for prop in TRANSFORM_PROPS:
         info[prop] = [float(v) for v in getattr(obj, prop)]
+    had_anim = obj.animation_data is not None
+    try:
+        return _add_keyframes(obj, values, frame_start, info)
+    except BaseException:  # all or nothing: put the object back as it was
+        anim = obj.animation_data
+        action = anim.action if anim is not None else None
+        if anim is not None and action is not None and action.name.startswith(ACTION_PREFIX):
+            anim.action = None
+            if action.users == 0:
+                bpy.data.actions.remove(action)
+        if not had_anim and obj.animation_data is not None:
+            obj.animation_data_clear()
+        obj.rotation_mode = info["rotation_mode"]
+        for prop in TRANSFORM_PROPS:
+            setattr(obj, prop, info[prop])
+        raise
+
+
+def _add_keyframes(
+    obj: bpy.types.Object, values: np.ndarray, frame_start: int, info: dict[str, Any]
+) -> dict[str, Any]:
     obj.rotation_mode = "QUATERNION"
     action, created = _new_action(obj, f"{ACTION_PREFIX}{obj.name}")
     frames = np.arange(frame_start, frame_start + len(values), dtype=np.float32)
@@ -272,8 +325,26 @@ def free_object(obj: bpy.types.Object) -> None:
     set_restore_info(obj, {})
 
 
+def bake_files(folder: Path, bake_id: str) -> list[Path]:
+    """Every file one bake wrote into ``folder``, found by its sidecars (they name the bake), so the
+    files of objects deleted since the bake are found too."""
+    if not bake_id:
+        return []
+    files: list[Path] = []
+    for sidecar in sorted(folder.glob("*.json")):
+        try:
+            data = cf.read_json(sidecar)
+            if data.get("format") != "unified_particles.cache" or data.get("bake_id") != bake_id:
+                continue
+            files += [sidecar, cf.cache_file(folder, str(data.get("uid", "")), ".pc2")]
+        except (cf.CacheError, OSError):
+            continue  # not one of ours, or unreadable: leave it alone
+    return files
+
+
 def free_bake(scene: bpy.types.Scene, delete_files: bool = True) -> int:
-    """Undo the scene's bake on every object (and delete its cache files); returns objects freed."""
+    """Undo the scene's bake on every object and delete its cache files (also those of objects deleted
+    since the bake); returns objects freed."""
     state = scene_bake(scene)
     objects = baked_objects(scene)
     folder = Path(abspath(state.cache_folder)) if state.cache_folder else None
@@ -282,6 +353,7 @@ def free_bake(scene: bpy.types.Scene, delete_files: bool = True) -> int:
         if delete_files and folder is not None:
             cf.remove_files(cache_files_of(obj, folder))
     if delete_files and folder is not None:
+        cf.remove_files(bake_files(folder, str(state.bake_id)))
         cf.remove_tree(folder / (STAGING_PREFIX + ensure_scene_uid(scene)))
         cf.remove_dir_if_empty(folder)
     state.baked = False

@@ -15,6 +15,7 @@ from pathlib import Path
 import bpy
 
 from .. import cachefiles as cf
+from ..identity import new_identity, owner_key
 from ..rna import object_bake, object_settings, scene_bake, scene_settings
 
 # Roles whose motion is baked (colliders are only read).
@@ -75,16 +76,19 @@ def ensure_scene_uid(scene: bpy.types.Scene) -> str:
 
 
 def _ensure_object_uids(objects: list[bpy.types.Object]) -> bool:
-    """Give each object a unique id (a duplicated object copies its id: the copy gets a new one).
+    """Give each object a unique id (a duplicated object copies its id: the copy gets a new one; which
+    one is the original is decided by :func:`..identity.owner_key`).
 
     Returns True if an id was assigned."""
     seen: set[str] = set()
     changed = False
-    for obj in sorted(objects, key=lambda o: (not object_bake(o).baked_output, o.name)):
+    for obj in sorted(objects, key=owner_key):
         settings = object_bake(obj)
         if not settings.uid or settings.uid in seen:
-            settings.uid = cf.new_uid()
+            new_identity(obj)
             changed = True
+        elif not settings.uid_owner:
+            settings.uid_owner = obj.name
         seen.add(settings.uid)
     return changed
 

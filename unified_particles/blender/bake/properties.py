@@ -32,6 +32,12 @@ class UNIFIED_PARTICLES_PG_object_bake(bpy.types.PropertyGroup):
         description="Stable id naming this object's cache files (kept when the object is renamed)",
         default="",
     )
+    uid_owner: StringProperty(  # type: ignore[valid-type]
+        name="Cache Id Owner",
+        description="Name of the object the cache id was given to (a duplicate carries the original's "
+        "name here, so the original keeps the id and the copy gets a new one)",
+        default="",
+    )
     cloth_output: EnumProperty(  # type: ignore[valid-type]
         name="Cloth Output", items=CLOTH_OUTPUTS, default="PC2"
     )

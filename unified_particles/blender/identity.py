@@ -1,0 +1,474 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Which object a simulated identity belongs to, after duplicating and deleting objects.
+
+Blender's Duplicate (Shift+D), Duplicate Linked (Alt+D) and ``obj.copy()`` copy an object's custom
+properties verbatim, so a copy arrives with the original's identity: its cache id
+(``object.unified_particles_bake.uid``), its granular source's particle object (``particle_object``,
+whose back-pointer ``source_object`` still names the original), and, for Alt+D and ``obj.copy()``, the
+original's mesh datablock. Deleting one half of a granular pair leaves the other half behind.
+
+:func:`repair` finds all of that and makes every simulated object its own again:
+
+* a granular source whose particle object points back at another source is a copy: it gets its own
+  particle object (a copy of the original's, refilled where the copy is at the next frame change) and a
+  new cache id;
+* a particle object whose source points at another particle object is a copy of the grains (the user
+  duplicated the visible grains): it gets its own source (a hidden copy of the original's source);
+* a particle object the user moved (the source is hidden, so one moves the grains) moves its source
+  with it and goes back to the identity transform; the scene re-simulates from there;
+* objects sharing a cache id: the original keeps it (see :func:`owner_key`), every copy gets a new one;
+* an object the simulation writes into (cloth, particle objects) must be the only user of its mesh: a
+  copy sharing it gets its own copy of the mesh (what Make Cloth also does: :func:`own_mesh`);
+* a particle object whose source was deleted (or a source whose particle object was deleted) is removed
+  with it; another source pointing at those grains adopts them instead.
+
+"The original" is deterministic: for granular pairs, the source the grains point back at; otherwise
+the object whose name matches the name recorded when its id was given (``uid_owner``), then the first
+in natural name order ("Cube" before "Cube.001", "Cube.9" before "Cube.10").
+
+It runs from the depsgraph update handler (right after the duplicate or delete), from the frame
+handler before the scene is read, and when a bake begins. It is idempotent and cheap when nothing is
+wrong. Imports ``granular``, ``runtime``, ``mesh_io``, ``cachefiles`` and ``rna``; not a registered module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from . import cachefiles as cf
+from . import granular, mesh_io, runtime
+from .rna import object_bake, object_settings
+
+# Names the bake gives what it adds to an object (``bake.outputs`` uses these).
+BAKE_MODIFIER_NAME = "Unified Particles Bake"
+BAKE_ACTION_PREFIX = "UP Bake "
+
+_GUARD: list[bool] = [False]
+# Counts of objects, meshes and objects in scenes at the last repair from the depsgraph handler: a
+# duplicate, a copy linked into a scene or a delete (which may only unlink) changes one of them.
+_LAST_COUNTS: list[tuple[int, ...]] = [()]
+
+_DIGITS = re.compile(r"(\d+)")
+# A particle object whose transform differs from the identity by more than this was moved by the user.
+_MOVED_TOLERANCE = 1e-6
+
+
+def natural_key(name: str) -> tuple[Any, ...]:
+    """Sort key of a name with its numbers compared as numbers ("Cube.9" before "Cube.10")."""
+    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(name))
+
+
+# Objects linked into a scene (``as_pointer()``), taken at the start of each step of a repair:
+# ``Object.users_scene`` walks every collection, far too slow to ask for each object.
+_SCENE_OBJECTS: set[int] = set()
+
+
+def _local_objects() -> list[bpy.types.Object]:
+    """Objects of this file (linked library data cannot be changed, and is not this file's to repair)."""
+    return [o for o in bpy.data.objects if o.library is None]
+
+
+def _scan_scenes() -> None:
+    _SCENE_OBJECTS.clear()
+    for scene in bpy.data.scenes:
+        _SCENE_OBJECTS.update(o.as_pointer() for o in scene.objects)
+
+
+def _in_scene(obj: bpy.types.Object | None) -> bool:
+    return obj is not None and obj.as_pointer() in _SCENE_OBJECTS
+
+
+def is_particle_object(obj: bpy.types.Object) -> bool:
+    """A granular source's particle object (also once its source is gone)."""
+    if object_settings(obj).source_object is not None:
+        return True
+    return any(
+        m.type == "NODES"
+        and isinstance(m, bpy.types.NodesModifier)
+        and m.node_group is not None
+        and m.node_group.name.endswith(granular.NODE_GROUP_SUFFIX)
+        for m in obj.modifiers
+    )
+
+
+def _is_writer(obj: bpy.types.Object) -> bool:
+    """The simulation writes vertex positions into this object's mesh."""
+    return obj.type == "MESH" and (object_settings(obj).role == "CLOTH" or is_particle_object(obj))
+
+
+def owner_key(obj: bpy.types.Object) -> tuple[Any, ...]:
+    """Order of objects sharing an identity: the first is the original."""
+    recorded = str(object_bake(obj).uid_owner)
+    return (recorded != obj.name, natural_key(obj.name))
+
+
+def new_identity(obj: bpy.types.Object) -> None:
+    """Give ``obj`` a fresh cache id, recorded as its own."""
+    settings = object_bake(obj)
+    settings.uid = cf.new_uid()
+    settings.uid_owner = obj.name
+
+
+def object_users(mesh: bpy.types.Mesh) -> list[bpy.types.Object]:
+    return [o for o in bpy.data.objects if o.data == mesh]
+
+
+def own_mesh(obj: bpy.types.Object) -> bool:
+    """Give ``obj`` its own copy of its mesh if other objects use it too; True if it did."""
+    mesh = obj.data
+    if not isinstance(mesh, bpy.types.Mesh) or len(object_users(mesh)) <= 1:
+        return False
+    obj.data = mesh.copy()
+    return True
+
+
+@contextlib.contextmanager
+def _guard() -> Iterator[bool]:
+    """True inside if this is the outermost repair (a repair never re-enters itself)."""
+    if _GUARD[0]:
+        yield False
+        return
+    _GUARD[0] = True
+    try:
+        yield True
+    finally:
+        _GUARD[0] = False
+
+
+def repair_if_changed() -> list[str]:
+    """:func:`repair` if objects or meshes were added or removed since the last call (the depsgraph
+    handler runs on every change, even a mouse move while grabbing: this keeps it cheap)."""
+    if _counts() == _LAST_COUNTS[0]:
+        return []
+    try:
+        return repair()
+    finally:  # also after a failure: it is reported once, not at every update
+        _LAST_COUNTS[0] = _counts()
+
+
+def repair_scene(scene: bpy.types.Scene) -> list[str]:
+    """Before ``scene`` is read (the frame handler): :func:`repair_if_changed`, or, when nothing was added
+    or removed, :func:`repair` only if one of the scene's simulated objects needs it (a cloth mesh with
+    other users, grains that were moved or do not point back): one pass over the scene's objects, like
+    the simulation's own."""
+    if _counts() != _LAST_COUNTS[0]:
+        return repair_if_changed()
+    for obj in scene.objects:
+        settings = object_settings(obj)
+        role = settings.role
+        if role == "CLOTH" and obj.data is not None and obj.data.users > 1:
+            return repair()
+        if role == "GRANULAR":
+            grains = settings.particle_object
+            if grains is None or object_settings(grains).source_object != obj:
+                return repair()
+            if grains.data is not None and grains.data.users > 1:
+                return repair()
+            if grains.parent is None and not object_bake(grains).baked_output and _moved(grains):
+                return repair()
+    return []
+
+
+def _moved(grains: bpy.types.Object) -> bool:
+    basis = grains.matrix_basis
+    return any(
+        abs(basis[i][j] - (1.0 if i == j else 0.0)) > _MOVED_TOLERANCE for i in range(4) for j in range(4)
+    )
+
+
+def _counts() -> tuple[int, ...]:
+    return (len(bpy.data.objects), len(bpy.data.meshes), *(len(s.objects) for s in bpy.data.scenes))
+
+
+def forget() -> None:
+    """A new file: the next depsgraph update checks it."""
+    _LAST_COUNTS[0] = ()
+
+
+def repair() -> list[str]:
+    """Make every simulated object's identity its own (see the module doc); what was done, for a user."""
+    with _guard() as outermost:
+        if not outermost:
+            return []
+        messages: list[str] = []
+        copies: set[str] = set()  # names of the objects found to be copies
+        try:
+            _scan_scenes()
+            messages += _remove_orphans()
+            _scan_scenes()
+            messages += _separate_granular_copies(copies)
+            _scan_scenes()
+            _follow_moved_grains()
+            messages += _separate_uids(copies)
+            messages += _separate_meshes(copies)
+            messages += _unbake_copies(copies)
+        finally:
+            _SCENE_OBJECTS.clear()
+        return messages
+
+
+# ------------------------------------------------------------------------------------------ deleted
+def _remove_object(obj: bpy.types.Object) -> None:
+    mesh = obj.data if isinstance(obj.data, bpy.types.Mesh) else None
+    groups = [
+        m.node_group
+        for m in obj.modifiers
+        if isinstance(m, bpy.types.NodesModifier) and m.node_group is not None
+    ]
+    bpy.data.objects.remove(obj)
+    if mesh is not None and mesh.users == 0:
+        bpy.data.meshes.remove(mesh)
+    for group in groups:
+        if group.users == 0 and group.name.endswith(granular.NODE_GROUP_SUFFIX):
+            bpy.data.node_groups.remove(group)
+
+
+def _remove_orphans() -> list[str]:
+    """Grains whose source was deleted, and sources whose grains were deleted, go with them.
+
+    Deleting an object in Blender only unlinks it when something else still points at it, and the two
+    halves of a granular pair point at each other: the deleted half stays in ``bpy.data``, outside every
+    scene. Another source in a scene pointing at orphaned grains adopts them instead."""
+    messages: list[str] = []
+    for grains in [o for o in _local_objects() if is_particle_object(o)]:
+        source = object_settings(grains).source_object
+        if _in_scene(grains) and _in_scene(source):
+            continue
+        if _in_scene(grains):
+            claimants = sorted(
+                (
+                    o
+                    for o in _local_objects()
+                    if o != grains
+                    and _in_scene(o)
+                    and object_settings(o).particle_object == grains
+                    and object_settings(o).role == "GRANULAR"
+                ),
+                key=owner_key,
+            )
+            if claimants:
+                object_settings(grains).source_object = claimants[0]
+                continue
+            messages.append(f"'{grains.name}' removed: its granular object was deleted")
+            _remove_object(grains)
+        elif source is not None and object_settings(source).particle_object == grains:
+            # The visible grains were deleted: the granular object they drew goes with them.
+            name = grains.name
+            _remove_object(grains)
+            object_settings(source).particle_object = None
+            if _in_scene(source):
+                messages.append(f"'{source.name}' removed: its grains '{name}' were deleted")
+                bpy.data.objects.remove(source)
+            elif source.users == 0:
+                bpy.data.objects.remove(source)
+        elif not grains.users:
+            _remove_object(grains)
+    # A deleted source that is still in bpy.data (its grains pointed at it) and nothing uses now.
+    for source in [o for o in _local_objects() if not _in_scene(o) and o.users == 0]:
+        if object_settings(source).role == "GRANULAR":
+            bpy.data.objects.remove(source)
+    return messages
+
+
+# ------------------------------------------------------------------------------------------- copies
+def _link_like(obj: bpy.types.Object, like: bpy.types.Object) -> None:
+    for collection in like.users_collection:
+        if obj.name not in collection.objects:
+            collection.objects.link(obj)
+
+
+def _hide(obj: bpy.types.Object) -> None:
+    obj.hide_render = True
+    with contextlib.suppress(RuntimeError):  # not in the current view layer
+        obj.hide_set(True)
+
+
+def _separate_granular_copies(copies: set[str]) -> list[str]:
+    messages: list[str] = []
+    objects = [o for o in _local_objects() if _in_scene(o)]
+    # A copied source: its grains point back at another source.
+    for source in sorted(objects, key=lambda o: natural_key(o.name)):
+        settings = object_settings(source)
+        grains = settings.particle_object
+        if grains is None or settings.role != "GRANULAR":
+            continue
+        original = object_settings(grains).source_object
+        if original is None or original == source or not _in_scene(original):
+            continue
+        copy = grains.copy()
+        if isinstance(grains.data, bpy.types.Mesh):
+            copy.data = grains.data.copy()
+            copy.data.name = f"{source.name} Grains"
+        copy.name = f"{source.name} Grains"
+        _link_like(copy, source)
+        object_settings(copy).source_object = source
+        settings.particle_object = copy
+        new_identity(source)
+        object_bake(copy).uid = object_bake(source).uid
+        copies.update((source.name, copy.name))
+        # The grains are refilled from the copy where it is at the next frame change.
+        for scene in source.users_scene:
+            runtime.invalidate(scene, None)
+        messages.append(
+            f"'{source.name}' is a copy of '{original.name}': it now has its own grains '{copy.name}'"
+        )
+    # Copied grains: their source points at other grains.
+    for grains in sorted(objects, key=lambda o: natural_key(o.name)):
+        if not is_particle_object(grains):
+            continue
+        source = object_settings(grains).source_object
+        if source is None or not _in_scene(source):
+            continue
+        owned = object_settings(source).particle_object
+        if owned == grains:
+            continue
+        if owned is None or not _in_scene(owned):
+            object_settings(source).particle_object = grains  # the source lost its own: adopt these
+            continue
+        new_source = source.copy()
+        if isinstance(source.data, bpy.types.Mesh):
+            new_source.data = source.data.copy()
+        _link_like(new_source, grains)
+        new_source.matrix_world = source.matrix_world  # moved with the grains by _follow_moved_grains
+        object_settings(new_source).particle_object = grains
+        object_settings(grains).source_object = new_source
+        new_identity(new_source)
+        object_bake(grains).uid = object_bake(new_source).uid
+        copies.update((grains.name, new_source.name))
+        _hide(new_source)
+        messages.append(
+            f"'{grains.name}' is a copy of '{owned.name}': it now has its own granular object "
+            f"'{new_source.name}'"
+        )
+    return messages
+
+
+def _follow_moved_grains() -> None:
+    """A granular object is moved by moving its grains (the source is hidden): the source follows.
+
+    A particle object is made at the identity transform (its points are in world space). If the user
+    moved it (or duplicated and moved it), the source takes that move, the grains go back to identity
+    with their points moved instead (what the viewport shows does not change), and the scene re-simulates
+    so the grains are filled where the source now is. Baked grains are left alone (their cache plays in
+    the particle object's space)."""
+    identity = Matrix.Identity(4)
+    for grains in _local_objects():
+        source = object_settings(grains).source_object
+        if source is None or object_settings(source).particle_object != grains or grains.parent is not None:
+            continue
+        if not _in_scene(grains) or object_bake(grains).baked_output:
+            continue
+        if not _moved(grains):
+            continue
+        basis = grains.matrix_basis.copy()
+        source.matrix_world = basis @ source.matrix_world
+        if isinstance(grains.data, bpy.types.Mesh):
+            mesh = grains.data
+            points = mesh_io.read_positions(mesh)
+            mesh_io.write_positions(
+                mesh, mesh_io.transform_points(mesh_io.matrix_to_numpy(basis), points.astype(np.float64))
+            )
+            mesh_io.remove_attribute(mesh, mesh_io.REST_ATTRIBUTE)
+        grains.matrix_basis = identity
+        for scene in grains.users_scene:
+            runtime.invalidate(scene, None)
+
+
+def _separate_uids(copies: set[str]) -> list[str]:
+    """Objects sharing a cache id: the original keeps it, every copy gets a new one."""
+    messages: list[str] = []
+    groups: dict[str, list[bpy.types.Object]] = {}
+    for obj in _local_objects():
+        uid = str(object_bake(obj).uid)
+        if uid and _in_scene(obj) and object_settings(obj).role != "NONE":
+            groups.setdefault(uid, []).append(obj)
+    for members in groups.values():
+        members.sort(key=owner_key)
+        original = members[0]
+        if object_bake(original).uid_owner != original.name:
+            object_bake(original).uid_owner = original.name  # renamed since: record the name now
+        for copy in members[1:]:
+            new_identity(copy)
+            copies.add(copy.name)
+            grains = object_settings(copy).particle_object
+            if grains is not None:
+                object_bake(grains).uid = object_bake(copy).uid
+            messages.append(f"'{copy.name}' is a copy of '{original.name}': it now has its own cache id")
+    return messages
+
+
+def _separate_meshes(copies: set[str]) -> list[str]:
+    """An object the simulation writes into must be the only user of its mesh."""
+    messages: list[str] = []
+    users: dict[int, list[bpy.types.Object]] = {}
+    for obj in _local_objects():
+        if isinstance(obj.data, bpy.types.Mesh):
+            users.setdefault(obj.data.as_pointer(), []).append(obj)
+    for members in users.values():
+        writers = [o for o in members if _in_scene(o) and _is_writer(o)]
+        if len(members) <= 1 or not writers:
+            continue
+        writers.sort(key=lambda o: (o.name in copies, owner_key(o)))
+        keeper = writers[0]
+        for obj in writers[1:]:
+            copies.add(obj.name)
+            mesh = obj.data
+            assert isinstance(mesh, bpy.types.Mesh)
+            obj.data = mesh.copy()
+            messages.append(
+                f"'{obj.name}' shared its mesh '{mesh.name}' with '{keeper.name}': it now has its own "
+                f"copy '{obj.data.name}'"
+            )
+    return messages
+
+
+def _unbake_copies(copies: set[str]) -> list[str]:
+    """A copy of a baked object starts unbaked: its outputs were the original's (a shared action would pin
+    it on top of the original, and Free Bake would put it back where the original was). The scene's bake
+    is Outdated (it has a new object): bake again to bake the copy too."""
+    messages: list[str] = []
+    for name in sorted(copies):
+        obj = bpy.data.objects.get(name)
+        if obj is None or not object_bake(obj).baked_output:
+            continue
+        _unbake(obj)
+        messages.append(f"'{name}' is a copy of a baked object: bake again to bake it too")
+    return messages
+
+
+def _unbake(obj: bpy.types.Object) -> None:
+    """Take the bake outputs a copy carries off it, leaving it where it is shown now."""
+    settings = object_bake(obj)
+    output = settings.baked_output
+    shown = obj.matrix_world.copy()
+    for modifier in [
+        m for m in obj.modifiers if m.type == "MESH_CACHE" and m.name.startswith(BAKE_MODIFIER_NAME)
+    ]:
+        obj.modifiers.remove(modifier)
+    mesh = obj.data if isinstance(obj.data, bpy.types.Mesh) else None
+    if output == "SHAPE_KEYS" and mesh is not None and mesh.shape_keys is not None:
+        anim = mesh.shape_keys.animation_data
+        action = anim.action if anim is not None else None
+        obj.shape_key_clear()
+        _remove_if_unused(action)
+    anim = obj.animation_data
+    if output == "KEYFRAMES" and anim is not None and anim.action is not None:
+        action = anim.action
+        if action.name.startswith(BAKE_ACTION_PREFIX):
+            anim.action = None
+            _remove_if_unused(action)
+            obj.matrix_world = shown
+    settings.baked_output = ""
+    settings.restore = ""
+
+
+def _remove_if_unused(action: bpy.types.Action | None) -> None:
+    if action is not None and action.users == 0 and action.name.startswith(BAKE_ACTION_PREFIX):
+        bpy.data.actions.remove(action)
