@@ -415,3 +415,89 @@ def test_undo_after_free_bake(bpy_clean: ModuleType, tmp_path: Path) -> None:
     scene.frame_set(1)
     scene.frame_set(5)  # live again, the same motion
     np.testing.assert_allclose(matrix(bpy.data.objects[name]), baked5, atol=1e-4)
+
+
+# ------------------------------------------------------------------ 6. big and thin mesh colliders
+def reports(capfd: Any) -> str:
+    """What operators reported since the last call (headless Blender prints reports to stdout)."""
+    captured = capfd.readouterr()
+    return str(captured.out + captured.err)
+
+
+def bmesh_delete_face(bpy: ModuleType, obj: Any, index: int) -> None:
+    """Delete one face of ``obj``'s mesh (leaving its edges and vertices), as Edit Mode > X > Faces only."""
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bm.faces.ensure_lookup_table()
+    bmesh.ops.delete(bm, geom=[bm.faces[index]], context="FACES_ONLY")
+    bm.to_mesh(obj.data)
+    bm.free()
+    obj.data.update()
+
+
+def _ground(bpy: ModuleType, size: float, thickness: float) -> Any:
+    """A flat plane ``size`` metres wide with a Solidify of ``thickness`` downwards (top face at z = 0)."""
+    bpy.ops.mesh.primitive_plane_add(size=size, location=(0.0, 0.0, 0.0))
+    ground = bpy.context.active_object
+    solidify = ground.modifiers.new("Solidify", "SOLIDIFY")
+    solidify.thickness = thickness
+    solidify.offset = -1.0
+    return ground
+
+
+def test_ten_km_ground_with_solidify_holds_a_dropped_box(bpy_clean: ModuleType, capfd: Any) -> None:
+    """Issue 15.6: a 10 km plane with a 1 m Solidify as a mesh collider; a box dropped on it rests on top.
+
+    The box (0.6 m, centre 1.5 m up) falls 1.2 m: it lands after t = sqrt(2 * 1.2 / 9.81) = 0.49 s, so at
+    frame 25 (1 s) it rests with its centre at half its size, 0.3 m; particles of radius r sit on the
+    surface, so the centre may be up to one radius off (the sampled body's outer layer), never below.
+    """
+    bpy = bpy_clean
+    r = 0.1
+    scene = small_scene(bpy, radius=r)
+    ground = _ground(bpy, size=10_000.0, thickness=1.0)
+    # Animated (moves 0 m), so it stays a mesh collider rather than becoming an infinite plane.
+    ground.keyframe_insert("location", frame=1)
+    cube = add_cube(bpy, size=0.6, location=(0.0, 0.0, 1.5))
+    assert run_op(bpy, "make_collider", ground) == {"FINISHED"}
+    assert ground.unified_particles.collider_shape == "MESH"
+    assert "Warning" not in reports(capfd)  # 1 m thick: nothing to warn about
+    run_op(bpy, "make_rigid", cube)
+    for frame in range(1, 26):
+        scene.frame_set(frame)
+    assert scene.unified_particles.last_error == ""
+    z = matrix(cube)[2, 3]
+    assert 0.3 - 0.02 <= z <= 0.3 + r, z
+    assert world_positions(cube)[:, 2].min() > -0.02  # no vertex below the top face
+
+
+def test_thin_and_open_colliders_are_reported_at_make_collider(bpy_clean: ModuleType, capfd: Any) -> None:
+    """A collider thinner than the particle radius, or open and too big for its volume, is reported when it
+    is made (the operator still succeeds), and the panel status keeps saying so while it simulates."""
+    bpy = bpy_clean
+    r = 0.1
+    scene = small_scene(bpy, radius=r)
+    wall = _ground(bpy, size=4.0, thickness=0.02)  # 2 cm: a fifth of the particle radius
+    wall.rotation_euler = (1.5707963, 0.0, 0.0)  # standing up: a wall, not a ground, so it stays a mesh
+    bpy.context.view_layer.update()
+    capfd.readouterr()
+    assert run_op(bpy, "make_collider", wall) == {"FINISHED"}
+    err = reports(capfd)
+    assert "thinner than the particle radius" in err, err
+    assert "Solidify" in err
+    # A 1 km open box (a cube without its top): its volume's cells are ~8 m, so contacts are exact, and
+    # two-sided since an open surface has no inside.
+    sheet = add_cube(bpy, size=1000.0, location=(0.0, 0.0, -600.0))
+    top = next(p for p in sheet.data.polygons if p.normal.z > 0.5)
+    bmesh_delete_face(bpy, sheet, top.index)
+    assert run_op(bpy, "make_collider", sheet) == {"FINISHED"}
+    err = reports(capfd)
+    assert "open mesh" in err, err
+    cube = add_cube(bpy, size=0.6, location=(2.0, 0.0, 2.0))
+    run_op(bpy, "make_rigid", cube)
+    scene.frame_set(2)
+    lines = status(bpy)
+    assert any("thinner than the particle radius" in line for line in lines), lines
+    assert any("open mesh" in line for line in lines), lines

@@ -16,6 +16,7 @@ import numpy as np
 from bpy.props import EnumProperty
 
 from ..core import SimulationInputError, World
+from ..core.colliders import mesh_collider_warnings
 from ..core.geometry import as_vertices
 from . import granular, identity, mesh_io, scene_reader, simulation, writeback
 from .bake import free_object
@@ -273,6 +274,14 @@ class UNIFIED_PARTICLES_OT_make_collider(_MakeOperator):
         moves = obj.animation_data is not None or obj.parent is not None or len(obj.constraints) > 0
         object_settings(obj).collider_shape = "PLANE" if _is_flat(vertices) and not moves else "MESH"
         super().setup_object(context, obj)
+        if object_settings(obj).collider_shape == "MESH":
+            # Contacts with any size of collider are exact, but a part thinner than a particle, or an open
+            # surface, can be crossed by fast particles: say so now, not after a shot went wrong.
+            local, tris = mesh_io.evaluated_mesh_arrays(obj, context.evaluated_depsgraph_get())
+            radius = float(scene_settings(context_scene(context)).particle_radius)
+            matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
+            for warning in mesh_collider_warnings(local, tris, radius, transform=matrix, name=obj.name):
+                self.report({"WARNING"}, warning)
 
 
 class UNIFIED_PARTICLES_OT_clear(bpy.types.Operator):
