@@ -99,6 +99,22 @@ def update_particle_object(obj: bpy.types.Object, points_world: FloatArray, radi
     mesh_io.set_point_cloud(mesh_of(obj), mesh_io.transform_points(inverse, points_world), radius)
 
 
+def delete_particle_object(obj: bpy.types.Object) -> None:
+    """Delete a particle object with its mesh and grains node group, where nothing else uses them."""
+    mesh = obj.data if isinstance(obj.data, bpy.types.Mesh) else None
+    groups = [
+        m.node_group
+        for m in obj.modifiers
+        if isinstance(m, bpy.types.NodesModifier) and m.node_group is not None
+    ]
+    bpy.data.objects.remove(obj)
+    if mesh is not None and mesh.users == 0:
+        bpy.data.meshes.remove(mesh)
+    for group in groups:
+        if group.users == 0 and group.name.endswith(NODE_GROUP_SUFFIX):
+            bpy.data.node_groups.remove(group)
+
+
 def remove_particle_object(source: bpy.types.Object) -> None:
     """Delete the particle object of ``source`` (and its mesh and node group) and show the source again."""
     settings = object_settings(source)
@@ -106,18 +122,7 @@ def remove_particle_object(source: bpy.types.Object) -> None:
     if obj is not None and object_settings(obj).source_object not in (None, source):
         obj = None  # a copy still pointing at the original's grains (not yet repaired): not ours to delete
     if obj is not None:
-        mesh = obj.data
-        groups = [
-            m.node_group
-            for m in obj.modifiers
-            if isinstance(m, bpy.types.NodesModifier) and m.node_group is not None
-        ]
-        bpy.data.objects.remove(obj)
-        if mesh is not None and mesh.users == 0:
-            bpy.data.meshes.remove(mesh)
-        for group in groups:
-            if group.users == 0 and group.name.endswith(NODE_GROUP_SUFFIX):
-                bpy.data.node_groups.remove(group)
+        delete_particle_object(obj)
     settings.particle_object = None
     source.hide_render = settings.source_hidden_render
     with contextlib.suppress(RuntimeError):  # not in the current view layer

@@ -215,21 +215,6 @@ def repair() -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ deleted
-def _remove_object(obj: bpy.types.Object) -> None:
-    mesh = obj.data if isinstance(obj.data, bpy.types.Mesh) else None
-    groups = [
-        m.node_group
-        for m in obj.modifiers
-        if isinstance(m, bpy.types.NodesModifier) and m.node_group is not None
-    ]
-    bpy.data.objects.remove(obj)
-    if mesh is not None and mesh.users == 0:
-        bpy.data.meshes.remove(mesh)
-    for group in groups:
-        if group.users == 0 and group.name.endswith(granular.NODE_GROUP_SUFFIX):
-            bpy.data.node_groups.remove(group)
-
-
 def _remove_orphans() -> list[str]:
     """Grains whose source was deleted, and sources whose grains were deleted, go with them.
 
@@ -257,11 +242,11 @@ def _remove_orphans() -> list[str]:
                 object_settings(grains).source_object = claimants[0]
                 continue
             messages.append(f"'{grains.name}' removed: its granular object was deleted")
-            _remove_object(grains)
+            granular.delete_particle_object(grains)
         elif source is not None and object_settings(source).particle_object == grains:
             # The visible grains were deleted: the granular object they drew goes with them.
             name = grains.name
-            _remove_object(grains)
+            granular.delete_particle_object(grains)
             object_settings(source).particle_object = None
             if _in_scene(source):
                 messages.append(f"'{source.name}' removed: its grains '{name}' were deleted")
@@ -269,7 +254,7 @@ def _remove_orphans() -> list[str]:
             elif source.users == 0:
                 bpy.data.objects.remove(source)
         elif not grains.users:
-            _remove_object(grains)
+            granular.delete_particle_object(grains)
     # A deleted source that is still in bpy.data (its grains pointed at it) and nothing uses now.
     for source in [o for o in _local_objects() if not _in_scene(o) and o.users == 0]:
         if object_settings(source).role == "GRANULAR":
