@@ -133,6 +133,7 @@ demo: $(ZIP)
 # Pictures in docs/ are rendered by the project itself, so they can be regenerated when the solver changes.
 docs-images: $(ZIP)
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_demo.py --still-only --out build/docs-demo
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_cape.py --out build/docs-cape
 
 bench: $(VENV)/.installed
 	$(PY) -m benchmarks.run

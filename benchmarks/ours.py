@@ -1,6 +1,6 @@
 """Our solver (unified_particles.core) on one standard scene, in its own process so peak memory is per scene.
 
-    python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M [--frames N] [--budget S] [--profile]
+    python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M|S6 [--frames N] [--budget S] [--profile]
                               [--ablate LEVER]
 
 S5 (the demo scene, through Blender and the add-on) is benchmarks/demo_s5.py.
@@ -171,6 +171,55 @@ def _grains(scene: str, points: np.ndarray, frames: int) -> dict:
     )
 
 
+def run_s6(frames: int) -> dict:
+    """S6: the deforming collider scene, timed with the collider deforming (``set_vertices`` every frame,
+    included in the frame's time) and, for reference, the same scene with the collider left still."""
+    kw = SETTINGS["S3"]
+    r = kw["radius"]
+    sv, sf = scenes.s6_sphere()
+
+    def build():
+        w = _world(**kw)
+        w.add_granular(scenes.s6_points(), density=1600.0, friction=0.5)
+        w.add_collider_plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), friction=0.5)
+        col = w.add_collider_mesh(sv, sf, transform=np.eye(4), friction=0.5)
+        return w, col
+
+    still, _ = build()
+    still_times = time_frames(lambda f: still.step(1.0 / scenes.FPS), lambda f: None, frames)
+    base = peak_rss_mb()
+    t0 = time.perf_counter()
+    w, col = build()
+    build_s = time.perf_counter() - t0
+    tr = scenes.Tracker()
+
+    def step(f):
+        col.set_vertices(scenes.s6_deformed(sv, f))
+        w.step(1.0 / scenes.FPS)
+
+    def measure(_f):
+        low = float(np.asarray(w.positions)[:, 2].min()) - r
+        tr.lowest(low)
+        tr.penetration(max(0.0, -low))
+
+    times = time_frames(step, measure, frames)
+    still_ms = float(np.median(still_times))
+    return result(
+        "S6",
+        "ours",
+        times,
+        particles=len(w.positions),
+        constraints=_count_constraints(w, None),
+        quality=tr.as_dict(),
+        base_rss_mb=base,
+        build_s=build_s,
+        notes=_settings_note(w, kw)
+        + f"; {len(sf)} collider triangles; the same scene with the collider still: {still_ms:.1f} ms/frame",
+        still_ms_per_frame=still_ms,
+        triangles=len(sf),
+    )
+
+
 def run(scene: str, frames: int) -> dict:
     if scene == "S1":
         return run_s1(frames)
@@ -180,10 +229,12 @@ def run(scene: str, frames: int) -> dict:
         return _grains("S3", scenes.s3_points(), frames)
     if scene.startswith("S4-"):
         return _grains(scene, scenes.s4_points(scene[3:]), frames)
+    if scene == "S6":
+        return run_s6(frames)
     raise SystemExit(f"unknown scene {scene}")
 
 
-SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M")
+SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S6")
 
 
 def main(argv=None) -> int:

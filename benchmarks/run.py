@@ -79,8 +79,9 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
     # S5: the demo scene of `make demo`, played through the add-on in Blender (skipped with a note if the
     # demo script is missing).
     out.append(Job("S5", "ours", "benchmarks.demo_s5", fr, budget + 900))
+    out.append(Job("S6", "ours", "benchmarks.ours", ["S6", *fr, *b], budget + 600))
     # peers and ours of one scene back to back, so a change in machine load hits both sides of a ratio alike
-    order = ["S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S5"]
+    order = ["S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S5", "S6"]
     out.sort(key=lambda j: order.index(j.scene))
     if only:
         out = [j for j in out if j.scene in only]

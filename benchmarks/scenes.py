@@ -139,6 +139,35 @@ S3_BOTTOM = 0.5
 S4_SIZES = {"10k": (25, 20, 20), "100k": (50, 50, 40), "1M": (100, 100, 100)}
 
 
+# S6: a deforming collider of about 20,000 triangles (issue 12): a UV sphere of radius 1 m resting on the
+# ground whose surface ripples every frame (a wave travelling around its x axis along the normals, 5 cm
+# amplitude), with the S3 block of 1000 grains dropped onto its top. The mesh is passed to the collider
+# every frame.
+S6_SPHERE_R = 1.0
+S6_SEGMENTS, S6_RINGS = 128, 80  # 2 * 128 * 79 = 20,224 triangles
+S6_AMPLITUDE = 0.05
+S6_BOTTOM = 2.3  # lowest grain centres, above the sphere's top (z = 2 + amplitude)
+
+
+def s6_sphere():
+    """The S6 collider, its poles on the x axis: the grains land where the triangles are regular, as on a
+    character's body, not on a UV sphere's pole where 128 slivers meet."""
+    v, f = uv_sphere(S6_SPHERE_R, S6_SEGMENTS, S6_RINGS)
+    return v[:, [2, 1, 0]] * [1.0, 1.0, -1.0] + [0.0, 0.0, S6_SPHERE_R], f
+
+
+def s6_deformed(vertices: np.ndarray, frame: int) -> np.ndarray:
+    """The S6 sphere's vertices at ``frame``: pushed along their normals by a wave travelling around x."""
+    center = np.array([0.0, 0.0, S6_SPHERE_R])
+    normal = (vertices - center) / S6_SPHERE_R
+    phase = 2.0 * np.pi * frame / FPS + 3.0 * np.arctan2(vertices[:, 1], vertices[:, 2] - S6_SPHERE_R)
+    return vertices + (S6_AMPLITUDE * np.sin(phase))[:, None] * normal
+
+
+def s6_points() -> np.ndarray:
+    return block_points(10, 10, 10, S3_PITCH, S6_BOTTOM)
+
+
 def s1_cloth():
     return grid(S1_N, S1_SIZE, S1_HEIGHT)
 

@@ -76,3 +76,15 @@ def small_scene(bpy: ModuleType, radius: float = 0.1, substeps: int = 4, iterati
     scene.frame_end = 250
     scene.frame_set(1)
     return scene
+
+
+def remove_faces(obj: Any) -> None:
+    """Delete every face of ``obj``'s mesh, keeping its vertices (a cloth that can no longer be built)."""
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bmesh.ops.delete(bm, geom=list(bm.faces), context="FACES_ONLY")
+    bm.to_mesh(obj.data)
+    bm.free()
+    obj.data.update()

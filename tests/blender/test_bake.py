@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from .conftest import PACKAGE, REPO
-from .helpers import add_cube, add_plane, run_op, small_scene
+from .helpers import add_cube, add_plane, run_op, small_scene, view3d_override
 
 FRAMES = 8
 
@@ -803,3 +803,100 @@ def test_animated_collider_bakes_like_the_live_simulation(bpy_clean: ModuleType,
         np.testing.assert_array_equal(evaluated_local(bpy, cloth), live[frame - 1], err_msg=f"frame {frame}")
     # The rising box carried the cloth up (free fall would have taken it below z = -0.1).
     assert live[-1][:, 2].min() + 0.3 > 0.2
+
+
+@pytest.mark.parametrize("outputs", ["every_output", "keyframes_and_shape_keys"])
+def test_save_as_into_another_folder_plays_and_never_deletes_the_first_files_cache(
+    bpy_clean: ModuleType, tmp_path: Path, outputs: str
+) -> None:
+    """Bake v001/shot.blend, Save As v002/shot.blend and reopen: the bake plays on (Blender remapped the Mesh
+    Cache paths), is checked against the files next to v001 (also a bake without any point cache, found
+    by the folder it was written to), a cancelled bake in v002 puts that bake back as it played, and
+    Free Bake in v002 takes the bake off v002's objects without deleting v001's files."""
+    bpy = bpy_clean
+    bake = bake_module()
+    objs = build_scene(bpy)
+    keys = list(NAMES)
+    if outputs == "keyframes_and_shape_keys":
+        objs["rigid_pc2"].unified_particles_bake.rigid_output = "KEYFRAMES"
+        objs["cloth_pc2"].unified_particles_bake.cloth_output = "SHAPE_KEYS"
+        assert run_op(bpy, "clear", objs["points"]) == {"FINISHED"}  # grains always bake to a point cache
+        keys.remove("points")
+    names = {k: objs[k].name for k in keys}
+    (tmp_path / "v001").mkdir()
+    (tmp_path / "v002").mkdir()
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "v001" / "shot.blend"))
+    assert run_op(bpy, "bake") == {"FINISHED"}
+    v001_cache = tmp_path / "v001" / "unified_particles_cache"
+    v001_files = {p.name: p.read_bytes() for p in v001_cache.iterdir()}
+    assert len(v001_files) >= len(keys)
+    reference = playback(bpy, names)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "v002" / "shot.blend"))
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "v002" / "shot.blend"))
+    scene = bpy.context.scene
+    assert scene.unified_particles_bake.error == ""
+    assert bake.check_bake(scene) == []
+    for key, value in playback(bpy, names).items():
+        np.testing.assert_array_equal(value, reference[key], err_msg=key)
+
+    job = bake.BakeJob(scene)
+    job.begin()
+    assert not job.step()
+    job.cancel()
+    assert bake.check_bake(scene) == []
+    for key, value in playback(bpy, names).items():
+        np.testing.assert_array_equal(value, reference[key], err_msg=f"after a cancelled bake: {key}")
+
+    scene.frame_set(1)
+    assert run_op(bpy, "free_bake") == {"FINISHED"}
+    assert not any(bpy.data.objects[n].unified_particles_bake.baked_output for n in names.values())
+    assert {p.name: p.read_bytes() for p in v001_cache.iterdir()} == v001_files
+
+
+def test_objects_appended_from_another_bake_into_a_baked_shot_are_unbaked(
+    bpy_clean: ModuleType, tmp_path: Path
+) -> None:
+    """A baked rigid (point cache) appended from a baked asset file into a baked shot carries the asset's
+    bake, not the shot's: it is freed (as Free Bake frees it) with a new cache id, the shot's own objects
+    keep their bake, and baking and freeing the shot never touch the asset's files."""
+    bpy = bpy_clean
+    scene = small_scene(bpy, radius=0.1, substeps=2, iterations=2)
+    scene.frame_end = FRAMES
+    crate = add_cube(bpy, 0.4, (0.0, 0.0, 0.6))
+    crate.name = "Crate"
+    run_op(bpy, "make_rigid", crate)
+    crate.unified_particles_bake.rigid_output = "PC2"
+    before = object_snapshot(bpy, crate)
+    (tmp_path / "library").mkdir()
+    asset = tmp_path / "library" / "asset.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(asset))
+    assert run_op(bpy, "bake") == {"FINISHED"}
+    bpy.ops.wm.save_mainfile()
+    asset_uid = crate.unified_particles_bake.uid
+    asset_cache = tmp_path / "library" / "unified_particles_cache"
+    asset_files = {p.name: p.read_bytes() for p in asset_cache.iterdir()}
+    assert f"{asset_uid}.pc2" in asset_files
+
+    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+    scene = small_scene(bpy, radius=0.1, substeps=2, iterations=2)
+    scene.frame_end = FRAMES
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    sheet = add_grid(bpy, (1.5, 0.0, 0.5))
+    run_op(bpy, "make_cloth", sheet)
+    assert run_op(bpy, "bake") == {"FINISHED"}
+    shot_bake = scene.unified_particles_bake.bake_id
+    with bpy.context.temp_override(**view3d_override(bpy)):
+        assert bpy.ops.wm.append(directory=f"{asset}/Object/", files=[{"name": "Crate"}]) == {"FINISHED"}
+    scene.frame_set(2)
+    appended = bpy.data.objects["Crate"]
+    assert appended.unified_particles_bake.baked_output == ""
+    assert not [m for m in appended.modifiers if m.type == "MESH_CACHE"]
+    assert appended.unified_particles_bake.uid not in ("", asset_uid)
+    assert object_snapshot(bpy, appended) == before
+    assert sheet.unified_particles_bake.baked_output == "PC2"  # the shot's own bake stays
+    assert sheet.unified_particles_bake.bake_id == shot_bake
+    scene.frame_set(1)
+    assert run_op(bpy, "bake") == {"FINISHED"}
+    assert bake_module().check_bake(scene) == []
+    assert run_op(bpy, "free_bake") == {"FINISHED"}
+    assert {p.name: p.read_bytes() for p in asset_cache.iterdir()} == asset_files

@@ -21,7 +21,7 @@ import bpy
 
 from ..core import SimulationDivergedError, SimulationInputError, World
 from ..core.state import Snapshot
-from . import runtime, scene_reader
+from . import fields, runtime, scene_reader
 from .rna import scene_settings
 from .scene_reader import Entry
 
@@ -143,15 +143,23 @@ class FrameCache:
         base = max(f for f in self.cache if f < frame)
         self.restore(base)
         current = int(scene.frame_current)
-        needs_scene_at_frame = any(e.animated for e in self.entries)
+        needs_scene_at_frame = any(e.animated for e in self.entries) or fields.any_animated(scene)
         try:
+            away = False  # the scene was evaluated at another frame than the current one
             for t in range(base + 1, frame + 1):
-                if t != current and needs_scene_at_frame:
+                if needs_scene_at_frame and (t != current or away):
                     with runtime.nested_handler_guard():
                         scene.frame_set(t)
+                    away = t != current
                     scene_reader.move_colliders(self.entries, None)
+                    scene_reader.move_pins(self.entries, None)
+                    scene_reader.move_kinematic_bodies(world, self.entries, None)
                 else:
                     scene_reader.move_colliders(self.entries, depsgraph if t == current else None)
+                    scene_reader.move_pins(self.entries, depsgraph if t == current else None)
+                    here = depsgraph if t == current else None
+                    scene_reader.move_kinematic_bodies(world, self.entries, here)
+                fields.sync(world, self.entries, scene, depsgraph if t == current else None)  # force fields
                 try:
                     world.step(1.0 / self.fps)
                 except SimulationDivergedError as exc:  # the world is back at frame t - 1 (cached)

@@ -20,7 +20,11 @@ original's mesh datablock. Deleting one half of a granular pair leaves the other
 * an object the simulation writes into (cloth, particle objects) must be the only user of its mesh: a
   copy sharing it gets its own copy of the mesh (what Make Cloth also does: :func:`own_mesh`);
 * a particle object whose source was deleted (or a source whose particle object was deleted) is removed
-  with it; another source pointing at those grains adopts them instead.
+  with it; another source pointing at those grains adopts them instead;
+* scenes sharing a scene id (Scene > New > Full Copy): the original keeps its id and bake, a copy gets a
+  new id and no bake (:func:`scene_owner_key` decides, as :func:`owner_key` does for objects);
+* an object carrying a bake that is not its scene's (appended from a baked file, copied from a baked
+  scene) is freed as Free Bake frees it, and gets a new cache id (never while a bake runs).
 
 "The original" is deterministic: for granular pairs, the source the grains point back at; otherwise
 the object whose name matches the name recorded when its id was given (``uid_owner``), then the first
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import bpy
@@ -44,13 +48,15 @@ from mathutils import Matrix
 
 from . import cachefiles as cf
 from . import granular, mesh_io, runtime
-from .rna import object_bake, object_settings
+from .rna import object_bake, object_settings, scene_bake, scene_settings
 
 # Names the bake gives what it adds to an object (``bake.outputs`` uses these).
 BAKE_MODIFIER_NAME = "Unified Particles Bake"
 BAKE_ACTION_PREFIX = "UP Bake "
 
 _GUARD: list[bool] = [False]
+# Free Bake of one object (``bake.outputs.free_object``, which imports this module, puts it here).
+FREE_OBJECT: list[Callable[[bpy.types.Object], None]] = []
 # Counts of objects, meshes and objects in scenes at the last repair from the depsgraph handler: a
 # duplicate, a copy linked into a scene or a delete (which may only unlink) changes one of them.
 _LAST_COUNTS: list[tuple[int, ...]] = [()]
@@ -200,6 +206,7 @@ def repair() -> list[str]:
         messages: list[str] = []
         copies: set[str] = set()  # names of the objects found to be copies
         try:
+            messages += _separate_scenes()
             _scan_scenes()
             messages += _remove_orphans()
             _scan_scenes()
@@ -209,9 +216,57 @@ def repair() -> list[str]:
             messages += _separate_uids(copies)
             messages += _separate_meshes(copies)
             messages += _unbake_copies(copies)
+            messages += _unbake_foreign()
         finally:
             _SCENE_OBJECTS.clear()
         return messages
+
+
+# ------------------------------------------------------------------------------------- scene copies
+def scene_owner_key(scene: bpy.types.Scene) -> tuple[Any, ...]:
+    """Order of scenes sharing an id: the first is the original (as :func:`owner_key` for objects)."""
+    return (str(scene_bake(scene).uid_owner) != scene.name, natural_key(scene.name))
+
+
+def _separate_scenes() -> list[str]:
+    """Scenes sharing a scene id (Scene > New > Full Copy, Linked Copy, Copy Settings copy the scene's bake
+    state verbatim): the original keeps its id and its bake; every copy gets a new id and no bake (a bake
+    or Free Bake of the copy would otherwise delete the original's files). The copy's objects, copies of
+    baked objects, are unbaked by :func:`_unbake_copies` and :func:`_unbake_foreign`."""
+    messages: list[str] = []
+    groups: dict[str, list[bpy.types.Scene]] = {}
+    for scene in bpy.data.scenes:
+        uid = str(scene_bake(scene).uid)
+        if uid and scene.library is None:
+            groups.setdefault(uid, []).append(scene)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=scene_owner_key)
+        original = members[0]
+        if scene_bake(original).uid_owner != original.name:
+            scene_bake(original).uid_owner = original.name  # renamed since: record the name now
+        for copy in members[1:]:
+            state = scene_bake(copy)
+            state.uid = cf.new_uid()
+            state.uid_owner = copy.name
+            state.is_baking = False  # a copy made while the original bakes is not being baked
+            if not state.baked and not state.bake_id:
+                continue
+            state.baked = False
+            state.settings_hash = ""
+            state.bake_id = ""
+            state.cache_folder = ""
+            state.cache_folder_absolute = ""
+            state.status = ""
+            state.error = ""
+            scene_settings(copy).is_baked = False
+            runtime.invalidate(copy, None)
+            messages.append(
+                f"Scene '{copy.name}' is a copy of '{original.name}': it is not baked (its objects simulate "
+                "live); bake it to give it its own bake"
+            )
+    return messages
 
 
 # ------------------------------------------------------------------------------------------ deleted
@@ -362,6 +417,7 @@ def _follow_moved_grains() -> None:
             )
             mesh_io.remove_attribute(mesh, mesh_io.REST_ATTRIBUTE)
         grains.matrix_basis = identity
+        grains.matrix_world = identity  # now, not at the next evaluation: the refill reads it
         for scene in grains.users_scene:
             runtime.invalidate(scene, None)
 
@@ -385,6 +441,7 @@ def _separate_uids(copies: set[str]) -> list[str]:
             grains = object_settings(copy).particle_object
             if grains is not None:
                 object_bake(grains).uid = object_bake(copy).uid
+                copies.add(grains.name)  # its output (a baked Mesh Cache) was the original's too
             messages.append(f"'{copy.name}' is a copy of '{original.name}': it now has its own cache id")
     return messages
 
@@ -425,6 +482,42 @@ def _unbake_copies(copies: set[str]) -> list[str]:
             continue
         _unbake(obj)
         messages.append(f"'{name}' is a copy of a baked object: bake again to bake it too")
+    return messages
+
+
+def _unbake_foreign() -> list[str]:
+    """An object carrying a bake that is not its scene's (appended from a baked file, or its scene's bake
+    was dropped because the scene is a copy) would play that cache while the live simulation runs under it:
+    it is freed, exactly as Free Bake frees it, and gets a new cache id (the files stay the other bake's).
+    Never while a bake runs (its objects are between two bakes then)."""
+    scenes = [s for s in bpy.data.scenes if s.library is None]
+    if not FREE_OBJECT or any(scene_bake(s).is_baking for s in scenes):
+        return []
+    bakes: dict[int, list[str | None]] = {}  # object -> the bake ids of its scenes (None: not baked)
+    for scene in scenes:
+        state = scene_bake(scene)
+        bake_id = str(state.bake_id) if state.baked else None
+        for obj in scene.objects:
+            bakes.setdefault(obj.as_pointer(), []).append(bake_id)
+    messages: list[str] = []
+    for obj in _local_objects():
+        settings = object_bake(obj)
+        ids = bakes.get(obj.as_pointer())
+        if not settings.baked_output or ids is None:
+            continue
+        own = str(settings.bake_id)
+        if any(state_id is not None and (not own or not state_id or own == state_id) for state_id in ids):
+            continue  # its scene's bake (or one made before objects recorded their bake's id)
+        FREE_OBJECT[0](obj)
+        source = object_settings(obj).source_object
+        if source is not None and object_settings(source).particle_object == obj:
+            new_identity(source)
+            settings.uid = object_bake(source).uid
+        else:
+            new_identity(obj)
+        for scene in obj.users_scene:
+            runtime.invalidate(scene, None)
+        messages.append(f"'{obj.name}' carried a bake of another file or scene: it simulates here now")
     return messages
 
 

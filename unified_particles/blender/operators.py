@@ -16,9 +16,8 @@ import numpy as np
 from bpy.props import EnumProperty
 
 from ..core import SimulationInputError, World
-from ..core.colliders import mesh_collider_warnings
 from ..core.geometry import as_vertices
-from . import granular, identity, mesh_io, scene_reader, simulation, writeback
+from . import cloth_result, granular, identity, mesh_io, scene_reader, simulation, writeback
 from .bake import free_object
 from .materials import PRESET_ITEMS, PRESETS, apply_preset
 from .mesh_io import REST_ATTRIBUTE
@@ -117,6 +116,7 @@ def _is_flat(vertices: mesh_io.FloatArray) -> bool:
 def release(obj: bpy.types.Object) -> None:
     """Undo what the simulation did to ``obj`` (rest pose, hidden source, particle object)."""
     writeback.restore_objects([obj])
+    cloth_result.remove_result(obj)
     if object_settings(obj).particle_object is not None or object_settings(obj).role == "GRANULAR":
         granular.remove_particle_object(obj)
 
@@ -201,8 +201,6 @@ class UNIFIED_PARTICLES_OT_make_cloth(_MakeOperator):
         mesh = mesh_of(obj)
         if len(mesh.polygons) == 0:
             return f"{obj.name!r} has no faces: cloth needs a surface"
-        if mesh.shape_keys is not None:
-            return f"{obj.name!r} has shape keys: remove them before making it cloth"
         return None
 
     def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
@@ -210,6 +208,8 @@ class UNIFIED_PARTICLES_OT_make_cloth(_MakeOperator):
         if identity.own_mesh(obj):
             self.report({"INFO"}, f"{obj.name!r} shared its mesh with other objects: it now has its own copy")
         super().setup_object(context, obj)
+        if cloth_result.is_deformed(obj):  # shape keys or deformers: the result goes after them
+            cloth_result.ensure_result_modifier(obj)
 
 
 class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
@@ -274,14 +274,6 @@ class UNIFIED_PARTICLES_OT_make_collider(_MakeOperator):
         moves = obj.animation_data is not None or obj.parent is not None or len(obj.constraints) > 0
         object_settings(obj).collider_shape = "PLANE" if _is_flat(vertices) and not moves else "MESH"
         super().setup_object(context, obj)
-        if object_settings(obj).collider_shape == "MESH":
-            # Contacts with any size of collider are exact, but a part thinner than a particle, or an open
-            # surface, can be crossed by fast particles: say so now, not after a shot went wrong.
-            local, tris = mesh_io.evaluated_mesh_arrays(obj, context.evaluated_depsgraph_get())
-            radius = float(scene_settings(context_scene(context)).particle_radius)
-            matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
-            for warning in mesh_collider_warnings(local, tris, radius, transform=matrix, name=obj.name):
-                self.report({"WARNING"}, warning)
 
 
 class UNIFIED_PARTICLES_OT_clear(bpy.types.Operator):

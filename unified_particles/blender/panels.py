@@ -144,6 +144,14 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
         elif role == "COLLIDER":
             col.prop(settings, "collider_shape")
             col.prop(settings, "friction")
+        if role in ("RIGID", "CLOTH", "GRANULAR"):  # thrown and animated bodies
+            col.prop(settings, "initial_velocity")  # m/s (unit VELOCITY), world axes
+        if role == "RIGID":
+            row = col.row()
+            row.use_property_decorate = True  # the keyframe dot: Animated is meant to be keyframed
+            row.prop(settings, "animated")
+        if role in ("RIGID", "CLOTH", "GRANULAR"):  # force field objects act on it by this much
+            col.prop(settings, "field_weight", slider=True)
 
 
 class UNIFIED_PARTICLES_PT_cache(_SidebarPanel):

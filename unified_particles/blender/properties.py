@@ -182,6 +182,36 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
     collider_shape: EnumProperty(  # type: ignore[valid-type]
         name="Shape", items=COLLIDER_SHAPES, default="MESH", update=_invalidate_all
     )
+    # Thrown and animated bodies (docs/user_guide.md, "Animated shots").
+    initial_velocity: FloatVectorProperty(  # type: ignore[valid-type]
+        name="Initial Velocity",
+        description="Velocity at the start frame, world axes, m/s (rigid: of its centre of mass; cloth: of "
+        "every vertex not pinned; granular: of every grain)",
+        size=3,
+        default=(0.0, 0.0, 0.0),
+        subtype="VELOCITY",
+        unit="VELOCITY",
+        update=_invalidate_all,  # the start state changes: every frame after it
+    )
+    animated: BoolProperty(  # type: ignore[valid-type]
+        name="Animated",
+        description="Rigid: while on (keyframe it), the body follows its own animation (keyframes, parent, "
+        "constraints) with infinite mass and pushes the others; when it turns off, it flies on with the "
+        "velocity the animation had",
+        default=False,
+        update=_invalidate,
+    )
+    # Force fields (blender/fields.py): Blender's effector weight "All" for this object.
+    field_weight: FloatProperty(  # type: ignore[valid-type]
+        name="Field Weight",
+        description="How strongly force field objects (Wind, Force, Vortex, Turbulence, Drag) act on this "
+        "object: 0 not at all, 1 fully",
+        default=1.0,
+        min=0.0,
+        max=100.0,
+        soft_max=2.0,
+        update=_invalidate,
+    )
     # Granular: the generated particle object (on the source) and its source (on the particle object).
     particle_object: PointerProperty(  # type: ignore[valid-type]
         name="Particle Object",

@@ -24,6 +24,8 @@ Imports the base modules (``mesh_io``, ``granular``, ``materials``, ``settings_u
 
 from __future__ import annotations
 
+import json
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,10 +34,10 @@ import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
 from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
-from . import granular, mesh_io
+from . import cloth_result, fields, granular, mesh_io
 from .materials import stiffness_to_compliance, tether_give
 from .mesh_io import REST_ATTRIBUTE, FloatArray
-from .rna import mesh_of, object_settings, scene_settings
+from .rna import mesh_of, object_bake, object_settings, scene_settings
 from .settings_ui import panel_setting_names, world_keywords
 
 SIM_ROLES = ("RIGID", "CLOTH", "GRANULAR", "COLLIDER")
@@ -61,6 +63,7 @@ OBJECT_SETTINGS = (
     "pin_group",
     "self_collision",
     "cohesion",
+    "field_weight",  # force fields (blender/fields.py)
 )
 
 
@@ -80,6 +83,13 @@ class Entry:
     rest_local: FloatArray | None = None  # cloth, granular: target's local vertex positions at build time
     animated: bool = False  # collider, or rigid child of a parent: may move from frame to frame
     last_written: Any = None  # what write-back put into Blender last (to detect user edits)
+    kinematic: bool = False  # rigid with Animated on or animated: read it and the pose every frame
+    own_animation: bool = False  # rigid whose own transform is animated (keyframes, drivers, constraints)
+    rest_values: tuple[str, list[float]] | None = None  # own_animation: typed transform at the start frame
+    deformed: bool = (
+        False  # cloth moved by shape keys or deforming modifiers: result after them (cloth_result)
+    )
+    may_deform: bool = False  # mesh collider with shape keys or modifiers: its mesh is read every frame
 
 
 def view_layer_of(scene: bpy.types.Scene) -> bpy.types.ViewLayer | None:
@@ -124,10 +134,15 @@ def excluded_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
 def hidden_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
     """Simulated objects hidden in the viewport (they simulate all the same)."""
     layer = view_layer_of(scene)
+
+    def hidden(o: bpy.types.Object) -> bool:
+        return bool(o.hide_viewport or (layer is not None and o.hide_get(view_layer=layer)))
+
+    # A granular source is hidden by the add-on itself: what the user sees (or hides) is its grains.
     return [
         o
         for o in simulated_objects(scene)
-        if o.hide_viewport or (layer is not None and o.hide_get(view_layer=layer))
+        if (hidden(object_settings(o).particle_object) if object_settings(o).particle_object else hidden(o))
     ]
 
 
@@ -163,7 +178,7 @@ def make_world(
             if role == "RIGID":
                 entries.append(_add_rigid(world, obj, depsgraph))
             elif role == "CLOTH":
-                entries.append(_add_cloth(world, obj))
+                entries.append(_add_cloth(world, obj, depsgraph))
             elif role == "GRANULAR":
                 entries.append(_add_granular(world, obj, depsgraph, radius))
             elif role == "COLLIDER":
@@ -185,7 +200,9 @@ def make_world(
 
 def _add_rigid(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
     s = object_settings(obj)
-    rest = rigid_rest_matrix(obj, depsgraph)
+    own = _own_animation(obj)
+    rest_values = animation_values(obj) if own else None
+    rest = animation_matrix(obj, depsgraph) if own else rigid_rest_matrix(obj, depsgraph)
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
     body = world.add_rigid(
         mesh_io.transform_points(rest, local),
@@ -193,17 +210,42 @@ def _add_rigid(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         density=float(s.density),
         friction=float(s.friction),
         name=obj.name,
+        initial_velocity=tuple(s.initial_velocity),
     )
+    kinematic = uses_animated(obj)
     # A child of a moving parent: its keyframes (bake) are local, so the parent is needed at every frame.
-    return Entry("RIGID", obj.name, body, obj.name, rest_matrix=rest, animated=is_animated(obj.parent))
+    # A body following its animation needs the scene at every frame too (its pose and Animated), and so
+    # does one with keyframes of its own (they place it on playback: the bake caches relative to them).
+    entry = Entry(
+        "RIGID",
+        obj.name,
+        body,
+        obj.name,
+        rest_matrix=rest,
+        animated=is_animated(obj.parent) or kinematic or own,
+        kinematic=kinematic,
+        own_animation=own,
+        rest_values=rest_values,
+    )
+    if kinematic and bool(s.animated):  # on at the start frame: kinematic from the first step
+        world.set_kinematic(body, True)
+    return entry
 
 
-def _add_cloth(world: World, obj: bpy.types.Object) -> Entry:
+def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
     s = object_settings(obj)
     mesh = mesh_of(obj)
-    if mesh.shape_keys is not None:
-        raise RuntimeError(f"Cloth {obj.name!r} has shape keys; remove them or clear the cloth")
-    local = cloth_rest_positions(obj)
+    deformed = cloth_result.is_deformed(obj)
+    if deformed:
+        # Shape keys or deforming modifiers: the cloth starts in its deformed shape of the start frame and
+        # its result goes after the deformers (see cloth_result); the mesh keeps its rest shape.
+        if cloth_result.ensure_result_modifier(obj):
+            depsgraph.update()
+        cloth_result.show_simulated(obj, None)
+        local = cloth_result.animated_positions(obj, depsgraph)
+    else:
+        cloth_result.remove_result(obj)  # no longer deformed: back to writing into the mesh
+        local = cloth_rest_positions(obj)
     matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
     vertices = mesh_io.transform_points(matrix, local)
     tris = mesh_io.oriented_triangles(matrix, mesh_io.mesh_triangles(mesh))
@@ -222,8 +264,19 @@ def _add_cloth(world: World, obj: bpy.types.Object) -> Entry:
         friction=float(s.friction),
         name=obj.name,
         tether_give=tether_give(s.stretch_stiffness),
+        initial_velocity=tuple(s.initial_velocity),
     )
-    return Entry("CLOTH", obj.name, body, obj.name, rest_local=local, animated=is_animated(obj.parent))
+    # A cloth whose object moves (keyframes, parents, constraints) or whose mesh is deformed: its pins ride
+    # along (move_pins).
+    return Entry(
+        "CLOTH",
+        obj.name,
+        body,
+        obj.name,
+        rest_local=local,
+        animated=deformed or is_animated(obj),
+        deformed=deformed,
+    )
 
 
 def _add_granular(
@@ -244,6 +297,7 @@ def _add_granular(
         friction=float(s.friction),
         cohesion=float(s.cohesion),
         name=obj.name,
+        initial_velocity=tuple(s.initial_velocity),
     )
     return Entry("GRANULAR", obj.name, body, target.name, rest_local=mesh_io.read_positions(mesh))
 
@@ -263,21 +317,94 @@ def _add_collider(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Deps
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
     if len(tris) == 0:
         raise RuntimeError(f"Collider {obj.name!r} has no faces")
-    body = world.add_collider_mesh(local, tris, transform=matrix, friction=float(s.friction), name=obj.name)
-    return Entry("COLLIDER", obj.name, body, obj.name, animated=is_animated(obj))
+    deforms = collider_may_deform(obj)
+    # Shape keys or deforming modifiers (an armature, a lattice): it will deform, so no volume is built
+    # (seconds for a 20k-triangle character). Other modifiers keep the volume until the mesh changes.
+    body = world.add_collider_mesh(
+        local,
+        tris,
+        transform=matrix,
+        friction=float(s.friction),
+        name=obj.name,
+        deforming=cloth_result.is_deformed(obj),
+    )
+    return Entry(
+        "COLLIDER", obj.name, body, obj.name, animated=deforms or is_animated(obj), may_deform=deforms
+    )
+
+
+def collider_may_deform(obj: bpy.types.Object) -> bool:
+    """Whether a mesh collider's evaluated mesh may change over time: it has shape keys or modifiers
+    (armature, lattice, hooks, Geometry Nodes, ...). Such a mesh is read again every frame and passed
+    to the core only where it changed (``move_colliders``), so a static Solidify costs one read."""
+    return obj.type == "MESH" and (mesh_of(obj).shape_keys is not None or len(obj.modifiers) > 0)
 
 
 def move_colliders(entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> None:
-    """Give every mesh collider its object's pose of the current frame.
+    """Give every mesh collider its object's pose of the current frame, and its mesh if it deforms.
 
     Every mesh collider is read every frame (cheap: one matrix), so moving one by hand works too;
-    ``Entry.animated`` only decides whether skipped frames need the scene evaluated.
+    ``Entry.animated`` only decides whether skipped frames need the scene evaluated. A collider that
+    may deform (``collider_may_deform``) has its evaluated mesh read too; where its local vertices
+    differ from the collider's, they become the collider's target shape for this frame
+    (``MeshCollider.set_vertices``: a deforming collider from then on). A changed vertex count (a
+    modifier that changes the topology) cannot deform the collider: the mesh it was built with stays.
     """
     for entry in entries:
         if isinstance(entry.body, MeshCollider):  # planes are static
             obj = bpy.data.objects.get(entry.name)
             if obj is not None:
                 entry.body.set_transform(mesh_io.evaluated_matrix_world(obj, depsgraph))
+                if entry.may_deform:
+                    graph = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+                    local = mesh_io.evaluated_positions(obj, graph)
+                    body = entry.body
+                    if local.shape == body.vertices.shape and not np.array_equal(local, body.vertices):
+                        body.set_vertices(local)
+
+
+def move_pins(entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> None:
+    """Give the pins of every cloth whose object moves or whose mesh is deformed their place at the current
+    frame.
+
+    A pinned vertex is held where its object's world matrix of this frame puts its rest position (its
+    deformed position for a cloth with deformers: an armature, shape keys, hooks, ...); the
+    core carries it there in a straight line over the frame's small steps, and the cloth is pulled along
+    (a cape pinned to a keyframed or parented object). Cloths that do not move keep their pins still.
+    """
+    for entry in entries:
+        if entry.kind != "CLOTH" or not entry.animated or not len(entry.body.pinned):
+            continue
+        obj = bpy.data.objects.get(entry.name)
+        if obj is None or entry.rest_local is None:
+            continue
+        matrix = mesh_io.evaluated_matrix_world(obj, depsgraph)
+        pinned = entry.body.pinned
+        local = (
+            cloth_result.animated_positions(obj, depsgraph)[pinned]
+            if entry.deformed
+            else entry.rest_local[pinned]
+        )
+        entry.body.set_pin_targets(mesh_io.transform_points(matrix, local))
+
+
+def move_kinematic_bodies(world: World, entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> None:
+    """Read Animated and the animation's pose of the current frame into every rigid body that uses it.
+
+    Called before the step to this frame: while Animated is on the body is kinematic and reaches its
+    animation's pose at the end of the step; off, it is simulated (with the velocity it had).
+    """
+    for entry in entries:
+        if entry.kind != "RIGID" or not entry.kinematic or entry.rest_matrix is None:
+            continue
+        obj = bpy.data.objects.get(entry.name)
+        if obj is None:
+            continue
+        on = bool(object_settings(obj).animated)
+        world.set_kinematic(entry.body, on)
+        if on:
+            now = animation_matrix(obj, depsgraph, entry.rest_values)
+            world.set_rigid_target(entry.body, now @ np.linalg.inv(entry.rest_matrix))
 
 
 # ----------------------------------------------------------------------------- change detection
@@ -291,7 +418,23 @@ def structure_signature(
         parts.append(
             (obj.name, s.role, s.collider_shape, s.particle_object.name if s.particle_object else "")
         )
+        parts.append(geometry_key(obj))
     return tuple(parts)
+
+
+def geometry_key(obj: bpy.types.Object) -> tuple[int, ...]:
+    """What an edit of the object's mesh changes: its counts, and for meshes the simulation never writes
+    into (rigid, granular sources, colliders) a checksum of their vertex positions. A cloth's positions are
+    the simulation's output, so only its counts count (a subdivided cloth is rebuilt from its rest shape,
+    which Blender's edit tools carry along as an attribute)."""
+    if obj.type != "MESH":
+        return ()
+    mesh = mesh_of(obj)
+    counts = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
+    if object_settings(obj).role == "CLOTH":
+        return counts
+    positions = mesh_io.read_positions(mesh).astype(np.float32)
+    return (*counts, zlib.crc32(positions.tobytes()))
 
 
 def settings_signature(
@@ -312,11 +455,14 @@ def settings_signature(
         settings = object_settings(obj)
         name = str(key(obj)) if key is not None else obj.name
         objects_part[name] = {prop: getattr(settings, prop) for prop in OBJECT_SETTINGS}
+        objects_part[name]["initial_velocity"] = [float(v) for v in settings.initial_velocity]
+        objects_part[name]["animated"] = animated_signature(obj)
     return {
         "solver": solver,
         "gravity": list(scene.gravity[:]) if scene.use_gravity else [0.0, 0.0, 0.0],
         "fps": [scene.render.fps, scene.render.fps_base],
         "objects": objects_part,
+        "fields": fields.signature(scene),  # force field objects: kind, settings, pose if not animated
     }
 
 
@@ -333,6 +479,123 @@ def is_animated(obj: bpy.types.Object | None) -> bool:
         obj = obj.parent
         depth += 1
     return False
+
+
+# ------------------------------------------------------------------------- animated rigid bodies
+ANIMATED_PATH = "unified_particles.animated"
+# Where each transform channel sits in transform_values' list (location 3, rotation 4, scale 3).
+_CHANNEL_OFFSET = {
+    "location": 0,
+    "rotation_quaternion": 3,
+    "rotation_euler": 3,
+    "rotation_axis_angle": 3,
+    "scale": 7,
+}
+
+
+def _kept_action(obj: bpy.types.Object) -> tuple[Any, str] | None:
+    """The object's own action and slot name while a keyframe bake has put the baked one in its place."""
+    if object_bake(obj).baked_output != "KEYFRAMES" or not object_bake(obj).restore:
+        return None
+    try:
+        info = json.loads(object_bake(obj).restore)
+    except ValueError:
+        return None
+    name = info.get("user_action") if isinstance(info, dict) else None
+    action = bpy.data.actions.get(name) if name else None
+    return None if action is None else (action, str(info.get("user_action_slot", "")))
+
+
+def fcurves(obj: bpy.types.Object) -> list[Any]:
+    """The F-curves of the object's own action (for its slot in Blender 4.4+) and its drivers.
+
+    While a keyframe bake replaces the action, the object's own one (which the bake keeps) is read, so
+    the change detector sees the same settings before and after baking."""
+    anim = obj.animation_data
+    if anim is None:
+        return []
+    curves: list[Any] = list(anim.drivers)
+    action, slot = anim.action, getattr(anim, "action_slot", None)
+    kept = _kept_action(obj)
+    if kept is not None:
+        action = kept[0]
+        slots = getattr(action, "slots", None)
+        slot = next((x for x in slots if x.identifier == kept[1]), None) if slots is not None else None
+    if action is None:
+        return curves
+    legacy = getattr(action, "fcurves", None)  # Blender < 5.0
+    if legacy is not None:
+        return curves + list(legacy)
+    for layer in action.layers:
+        strip: Any  # an ActionKeyframeStrip (the stubs' ActionStrip lacks channelbag)
+        for strip in layer.strips:
+            bag = strip.channelbag(slot) if slot is not None else None
+            if bag is not None:
+                curves += list(bag.fcurves)
+    return curves
+
+
+def uses_animated(obj: bpy.types.Object) -> bool:
+    """A rigid object whose Animated is on, keyframed or driven: it may follow its animation."""
+    return bool(object_settings(obj).animated) or any(c.data_path == ANIMATED_PATH for c in fcurves(obj))
+
+
+def animated_signature(obj: bpy.types.Object) -> Any:
+    """Animated for the change detector: its keys (frame, value) if animated, else its value. Its value at
+    the current frame would change with the frame, which is not a change of the settings."""
+    keys = [
+        [[float(k.co[0]), float(k.co[1])] for k in c.keyframe_points] or "driven"
+        for c in fcurves(obj)
+        if c.data_path == ANIMATED_PATH
+    ]
+    return keys if keys else bool(object_settings(obj).animated)
+
+
+def _own_animation(obj: bpy.types.Object) -> bool:
+    """The object's own transform is animated (keyframed or driven channels, or constraints)."""
+    return len(obj.constraints) > 0 or any(c.data_path in _CHANNEL_OFFSET for c in fcurves(obj))
+
+
+def animation_values(
+    obj: bpy.types.Object, rest_values: tuple[str, list[float]] | None = None
+) -> tuple[str, list[float]]:
+    """The typed transform the animation gives now: animated channels as Blender just evaluated them, the
+    others as at rest (``rest_values``, default the stored rest transform or the typed one): write-back
+    may have put the simulated pose there since."""
+    mode, values = rest_values if rest_values is not None else rest_transform_values(obj)
+    values = list(values)
+    _, now = transform_values(obj)
+    for curve in fcurves(obj):
+        offset = _CHANNEL_OFFSET.get(curve.data_path)
+        if offset is not None:
+            i = offset + int(curve.array_index)
+            values[i] = now[i]
+    return mode, values
+
+
+def animation_matrix(
+    obj: bpy.types.Object,
+    depsgraph: bpy.types.Depsgraph | None,
+    rest_values: tuple[str, list[float]] | None = None,
+) -> FloatArray:
+    """A rigid object's world matrix as its animation places it at the current frame: keyframes and
+    drivers of its own transform, its parents, its constraints.
+
+    ``rest_values``: the typed transform at the start frame, for the channels that are not animated
+    (default: the stored rest transform, or the typed one).
+    """
+    if not _own_animation(obj):
+        return rigid_rest_matrix(obj, depsgraph)  # moved only by its parent
+    mode, values = animation_values(obj, rest_values)
+    if len(obj.constraints):
+        # Constraints: Blender's own evaluation, of the animation's typed transform (write-back put the
+        # simulated pose there, and shows it again after the step).
+        layer = bpy.context.view_layer
+        if mode == obj.rotation_mode and layer is not None:
+            set_transform_values(obj, mode, values)
+            layer.update()
+        return mesh_io.evaluated_matrix_world(obj, depsgraph)
+    return parent_frame(obj, depsgraph) @ basis_matrix(obj, mode, values)
 
 
 # ------------------------------------------------------------------------- rigid transforms

@@ -253,6 +253,4 @@ def status_lines(scene: bpy.types.Scene) -> list[str]:
     hidden = scene_reader.hidden_objects(scene)
     if hidden:
         lines.append(f"Hidden in the viewport, still simulated: {', '.join(o.name for o in hidden)}")
-    for collider in sim.world.meshes:  # thin or open colliders fast particles can cross (also at Make)
-        lines.extend(f"Warning: {w}" for w in collider.warnings)
     return lines

@@ -2,7 +2,8 @@
 """Frame path, stage 3: show the World's current state on the Blender objects, and undo that.
 
 * rigid -> the object's ``matrix_world`` (its mesh untouched);
-* cloth -> the mesh's vertex positions (local space, before modifiers);
+* cloth -> the mesh's vertex positions (local space, before modifiers); a cloth with shape keys or
+  deforming modifiers keeps its rest shape and shows its result after them (``cloth_result``);
 * granular -> the vertices of the particle object.
 
 Rest data (a rigid object's ``rest_matrix``/``has_rest``, the ``REST_ATTRIBUTE`` point attribute of a
@@ -19,7 +20,7 @@ import bpy
 import numpy as np
 
 from ..core import World
-from . import mesh_io, runtime, scene_reader
+from . import cloth_result, mesh_io, runtime, scene_reader
 from .mesh_io import REST_ATTRIBUTE
 from .rna import mesh_of, object_settings
 from .scene_reader import Entry
@@ -37,6 +38,15 @@ def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
         if entry.kind == "RIGID":
             assert entry.rest_matrix is not None
             _write_rigid(target, entry, at_rest)
+        elif entry.deformed:  # the result goes after the deformers; the mesh keeps its rest shape
+            if at_rest:
+                cloth_result.show_simulated(target, None)
+            else:
+                inverse = np.linalg.inv(mesh_io.matrix_to_numpy(target.matrix_world))
+                cloth_result.show_simulated(
+                    target, mesh_io.transform_points(inverse, entry.body.vertex_positions)
+                )
+            entry.last_written = mesh_io.read_positions(mesh_of(target)).astype(np.float32)
         elif entry.kind in ("CLOTH", "GRANULAR"):
             assert entry.rest_local is not None
             mesh = mesh_of(target)
@@ -80,7 +90,9 @@ def _write_rigid(target: bpy.types.Object, entry: Entry, at_rest: bool) -> None:
     else:
         matrix = np.asarray(entry.body.transform, dtype=np.float64) @ entry.rest_matrix
         if not settings.has_rest:
-            mode, values = scene_reader.transform_values(target)
+            # The typed transform before the simulation moves the object; for one moved by its own
+            # animation, what the animation gave at the start frame (it has changed the typed one since).
+            mode, values = entry.rest_values or scene_reader.transform_values(target)
             settings.rest_matrix = [float(v) for v in entry.rest_matrix.reshape(-1)]
             settings.rest_transform = values
             settings.rest_rotation_mode = mode
@@ -102,6 +114,8 @@ def user_edited_rest(entries: list[Entry]) -> bool:
         obj = bpy.data.objects.get(entry.target)
         if obj is None or entry.last_written is None:
             continue
+        if entry.kind == "RIGID" and entry.own_animation:
+            continue  # its animation moves it on every frame change, not the user
         if entry.kind == "RIGID":
             current = mesh_io.matrix_to_numpy(obj.matrix_world)
             if not np.allclose(current, entry.last_written, rtol=MOVED_RTOL, atol=MOVED_ATOL):
@@ -146,6 +160,8 @@ def restore_objects(objects: list[bpy.types.Object]) -> None:
             else:  # rest data of an older version: a world matrix
                 obj.matrix_world = mesh_io.numpy_to_matrix(np.asarray(s.rest_matrix).reshape(4, 4))
             s.has_rest = False
+        if isinstance(obj.data, bpy.types.Mesh) and obj.data.attributes.get(cloth_result.SIMULATED_ATTRIBUTE):
+            cloth_result.show_simulated(obj, None)  # a deformed cloth: its deformed mesh shows again
         if isinstance(obj.data, bpy.types.Mesh):
             rest = mesh_io.read_float_vector_attribute(obj.data, REST_ATTRIBUTE)
             if rest is not None:

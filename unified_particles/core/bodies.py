@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 if TYPE_CHECKING:
     from .world import World
@@ -102,6 +102,27 @@ class RigidBody(Body):
         m[:3, 3] = c - r @ self.rest_center
         return m
 
+    @property
+    def kinematic(self) -> bool:
+        """True while the body follows its target (:meth:`set_target`) with infinite mass; False:
+        dynamic (the default). Set it between steps (``World.set_kinematic``)."""
+        return bool(self._world.rigid_kinematic[self.number])
+
+    @kinematic.setter
+    def kinematic(self, value: bool) -> None:
+        self._world.set_kinematic(self, value)
+
+    def set_target(self, transform: NDArray[np.float64]) -> None:
+        """The pose (4x4, like :attr:`transform`) a kinematic body reaches at the end of the next step
+        (``World.set_rigid_target``)."""
+        self._world.set_rigid_target(self, transform)
+
+    @property
+    def target(self) -> FloatArray:
+        """(4, 4) the target transform: the pose a kinematic body moves to in the next step (while the
+        body is dynamic, where it is after the last step)."""
+        return self._world.rigid_targets[self.number]
+
 
 class Cloth(Body):
     """A cloth: one particle per mesh vertex, in the input vertex order.
@@ -132,6 +153,13 @@ class Cloth(Body):
     def vertex_positions(self) -> FloatArray:
         """(V, 3) current vertex positions in the input vertex order, metres (a copy)."""
         return self._world.positions[self.indices]
+
+    def set_pin_targets(self, positions: ArrayLike) -> None:
+        """Move the pinned vertices to ``positions`` (K, 3), world metres, in the order of ``pinned``, by
+        the end of the next :meth:`World.step`: they travel there in a straight line over its small steps
+        and drag the cloth along (a cape on a walking character). Call it before each step the pins move
+        in; without it they stay where they are. See :meth:`World.set_pin_targets`."""
+        self._world.set_pin_targets(self.indices[self.pinned], positions)
 
 
 class Granular(Body):

@@ -17,7 +17,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import SimulationInputError
 from .fastops import rotate_translate, rows_all
-from .geometry import SDF_MAX_CELLS, ExactSurface, SDFVolume, as_triangles, as_vertices
+from .geometry import (
+    SDF_MAX_CELLS,
+    DeformingSurface,
+    ExactSurface,
+    SDFVolume,
+    SegmentHits,
+    as_vertices,
+    exact_surface_crossings,
+)
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -40,8 +48,24 @@ EXACT_MARGIN_RADII = 1.0
 EXACT_VOLUME_CELLS = 32
 # A volume cell may exceed the particle radius by this relative round-off before contacts go exact.
 CELL_SLACK = 1e-9
-# Small steps per second the warnings quote speeds for: 24 fps x the default 4 substeps x 4 iterations.
-WARNING_STEPS_PER_SECOND = 24.0 * 16.0
+# A deforming collider (no distance volume) finds the side of particles up to this many radii inside it.
+# Deeper ones lose their contact; the swept contacts keep fast particles from getting that deep. Each
+# radius more costs about (2 + this)^2 / (1 + this)^2 more (particle, triangle) pairs.
+DEFORM_DEPTH_RADII = 1.5
+# Its candidate pairs are searched with this margin and looked up again, particle by particle, for those
+# that moved farther (and for all at each new frame): a thin margin keeps the pairs per small step few.
+DEFORM_MARGIN_RADII = 0.5
+# Particles that moved more than this many radii relative to a mesh collider in one small step have their
+# path tested against its triangles (swept contacts): slower ones cannot cross a surface they were not
+# already within half a radius of, which the ordinary contacts hold.
+SWEEP_MIN_RADII = 0.5
+# On a closed collider with no part thinner than the particle radius (``thinnest`` inf) a path must be this
+# long to pass its surface by more than the radius; shorter crossings the ordinary contacts push back out
+# through the side entered. (A falling cloth, 0.7 radii per small step, then costs no sweep.)
+SWEEP_CLOSED_MIN_RADII = 1.0
+# ... and of those only the ones that end in contact with it, or moved this many radii (enough to start one
+# radius out, cross a part r thick and end one radius beyond, out of contact).
+SWEEP_THROUGH_RADII = 3.0
 _CORNERS = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)], dtype=np.int64)
 
 
@@ -222,80 +246,31 @@ def _volume_cell(cell_size: float | None, radius: float, extent: float) -> float
 class _ContactPlan:
     surface: ExactSurface | None
     thinnest: float
-    warnings: list[str]
+    probe: ExactSurface  # the triangles, also when the volume answers: swept contacts use them
 
 
 def _plan_contacts(
-    vertices: FloatArray, faces: IntArray, radius: float, cell: float, extent: float, name: str | None
+    vertices: FloatArray, faces: IntArray, radius: float, cell: float, extent: float
 ) -> _ContactPlan:
-    """Exact contacts where the volume cannot resolve the mesh; warnings where they cannot help either.
+    """Exact contacts where the volume cannot resolve the mesh.
 
     ``cell`` is the requested volume cell; ``SDFVolume.from_mesh`` raises it so the padded box has at
     most ``SDF_MAX_CELLS`` cells per axis. Beyond one radius (the 128-cell cap on a big mesh, or a
     coarse ``cell_size``), or for a closed mesh with a part thinner than two cells (the volume's nodes
-    straddle it), contacts are exact. A part thinner than the radius, or an open mesh with exact
-    contacts, is crossed by a particle that moves far enough in one small step: reported.
+    straddle it), contacts are exact. ``thinnest`` is the thickness of a part thinner than the radius
+    (0 for an open mesh with exact contacts, inf otherwise): the swept contacts test every fast path
+    against such colliders, so thin walls and open sheets hold fast particles too
+    (tests/core/test_tunnelling.py).
     """
     r = radius
     volume_cell = max(cell, (extent + 2.0 * (2.0 * r + 2.0 * cell)) / SDF_MAX_CELLS)
     surface = ExactSurface(vertices, faces, (EXACT_DEPTH_RADII + EXACT_MARGIN_RADII) * r)
     coarse = volume_cell > r * (1.0 + CELL_SLACK)
     if not (coarse or (surface.closed and math.isfinite(surface.thinnest(volume_cell)))):
-        return _ContactPlan(None, math.inf, [])
-    label = f"Collider {name!r}" if name else "A mesh collider"
-    speed = "per solver step (about {:.3g} m/s at 24 fps with 4 substeps x 4 iterations)"
+        return _ContactPlan(None, math.inf, surface)
     if not surface.closed:
-        return _ContactPlan(
-            surface,
-            0.0,
-            [
-                f"{label} is an open mesh (or its faces are not consistently oriented) too large for its "
-                f"distance volume at particle radius {r:.3g} m: its contacts are two-sided, so a particle "
-                f"moving more than {r:.3g} m {speed.format(r * WARNING_STEPS_PER_SECOND)} can pass "
-                "through it. Close the mesh or give it thickness (Solidify) of at least the particle "
-                "radius, or raise Substeps."
-            ],
-        )
-    thin = surface.thinnest(0.5 * r)
-    if not math.isfinite(thin):
-        return _ContactPlan(surface, math.inf, [])
-    travel = r + 0.5 * thin
-    return _ContactPlan(
-        surface,
-        thin,
-        [
-            f"{label} has a part about {thin:.3g} m thick, thinner than the particle radius {r:.3g} m: "
-            f"a particle moving more than {travel:.3g} m {speed.format(travel * WARNING_STEPS_PER_SECOND)} "
-            "can pass through it. Give it more thickness (Solidify), or raise Substeps."
-        ],
-    )
-
-
-def mesh_collider_warnings(
-    vertices: ArrayLike,
-    faces: ArrayLike,
-    radius: float,
-    transform: ArrayLike | None = None,
-    name: str | None = None,
-    cell_size: float | None = None,
-) -> list[str]:
-    """What ``MeshCollider.warnings`` would hold for ``World(radius).add_collider_mesh(...)`` of this mesh.
-
-    Without building the distance volume: for reporting at the moment a mesh becomes a collider
-    (about 0.1 s for 20 000 triangles). ``vertices`` in the object's frame with its ``transform``, or
-    in world space with none.
-    """
-    v = as_vertices(vertices)
-    f = as_triangles(faces, len(v))
-    m = as_transform(np.eye(4) if transform is None else transform, "collider transform")
-    r = float(radius)
-    if not (math.isfinite(r) and r > 0.0):
-        raise SimulationInputError(f"radius must be a positive number of metres, got {radius!r}")
-    _, s = polar(m[:3, :3])
-    shape_vertices = v @ s.T
-    f = f if np.linalg.det(s) > 0 else f[:, ::-1].copy()
-    extent = float(np.max(shape_vertices.max(axis=0) - shape_vertices.min(axis=0)))
-    return _plan_contacts(shape_vertices, f, r, _volume_cell(cell_size, r, extent), extent, name).warnings
+        return _ContactPlan(surface, 0.0, surface)
+    return _ContactPlan(surface, surface.thinnest(0.5 * r), surface)
 
 
 def _soup_faces(tri: FloatArray) -> IntArray:
@@ -323,15 +298,24 @@ class MeshCollider:
     of the motion over the substeps and gives the surface the velocity of that motion, which drags
     particles resting on it through friction. A change of scale rebuilds the volume.
 
+    ``set_vertices(V)`` deforms it (same faces): from then on it is a deforming collider, whose contacts
+    are always exact (``geometry.DeformingSurface``, rebinned each frame; no volume is built) on the
+    vertices interpolated linearly across the frame's small steps, with the surface velocity of the
+    vertices' motion (barycentric at the closest point) added to the rigid motion's.
+
+    Swept contacts: a particle that moved more than ``SWEEP_MIN_RADII`` radii relative to the collider
+    in a small step has its path (from its position at the step's start, in the collider's pose then,
+    to its predicted position, in the pose at the step's end) tested against the triangles; where it
+    crosses the surface (entering, for a closed mesh) it is held on the side it came from, one radius
+    off the crossing point, instead of getting the contact at its end point.
+
     Use :meth:`World.add_collider_mesh` to create one.
 
     Attributes set when the collider is built (and rebuilt on a change of scale):
         exact_contacts: True when contacts come from the triangles, not the volume.
         thinnest: estimated thickness, metres, of the mesh's thinnest part where it is thinner than
-            the particle radius (exact contacts only; 0 for an open mesh), else inf.
-        warnings: messages for the user when contacts cannot be guaranteed (a part thinner than the
-            particle radius, an open mesh with exact contacts), each naming the speed beyond which
-            particles can pass through and what to change. Empty when there is nothing to report.
+            the particle radius (exact contacts only; 0 for an open mesh), else inf. Such colliders
+            have every fast path swept against them.
     """
 
     vertices: FloatArray
@@ -347,27 +331,49 @@ class MeshCollider:
     _lo: FloatArray = field(default_factory=lambda: np.zeros(3))
     _hi: FloatArray = field(default_factory=lambda: np.zeros(3))
     _exact: ExactSurface | None = field(default=None, init=False, repr=False)
+    _probe: ExactSurface | None = field(default=None, init=False, repr=False)
+    _deform: DeformingSurface | None = field(default=None, init=False, repr=False)
+    _vertices_start: FloatArray | None = field(default=None, init=False, repr=False)
+    _rest_vertices: FloatArray | None = field(default=None, init=False, repr=False)
+    _deform_dirty: bool = field(default=False, init=False, repr=False)
+    _deform_frame: int = field(default=0, init=False, repr=False)
+    _deform_pairs: tuple[FloatArray, IntArray, IntArray, int] | None = field(
+        default=None, init=False, repr=False
+    )
+    start_deforming: bool = field(default=False, repr=False)
+    _pose_cache: dict[bytes, tuple[FloatArray, FloatArray]] = field(
+        default_factory=dict, init=False, repr=False
+    )
     exact_contacts: bool = field(default=False, init=False)
     thinnest: float = field(default=math.inf, init=False)
-    warnings: list[str] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
-        self._build(self._transform)
         self._frame_start = self._transform.copy()
+        if self.start_deforming:  # no volume: it deforms from the first frame on
+            _, self._scale = polar(self._transform[:3, :3])
+            self._pose_cache.clear()
+            self.set_vertices(self.vertices)
+            return
+        self._build(self._transform)
 
     def _build(self, m: FloatArray) -> None:
         _, s = polar(m[:3, :3])
+        if self._deform is not None:
+            # A deforming collider has no volume: its surface takes the new scale at the next contacts.
+            self._scale = s
+            self._deform_dirty = True
+            return
         shape_vertices = self.vertices @ s.T
         faces = self.faces if np.linalg.det(s) > 0 else self.faces[:, ::-1].copy()
         lo = shape_vertices.min(axis=0)
         hi = shape_vertices.max(axis=0)
         extent = float(np.max(hi - lo))
         cell = _volume_cell(self.cell_size, self.radius, extent)
-        plan = _plan_contacts(shape_vertices, faces, self.radius, cell, extent, self.name)
+        plan = _plan_contacts(shape_vertices, faces, self.radius, cell, extent)
         self._exact = plan.surface
+        self._probe = plan.probe
         self.exact_contacts = plan.surface is not None
         self.thinnest = plan.thinnest
-        self.warnings = plan.warnings
         if self.exact_contacts:
             # The volume then only answers for particles deep inside: a coarse one does.
             cell = max(cell, extent / EXACT_VOLUME_CELLS)
@@ -375,7 +381,7 @@ class MeshCollider:
         self._dist_flat = np.asarray(vol.distance, dtype=np.float64).reshape(-1)
         # Gradient per coordinate, each contiguous, for the coordinate-major lookup.
         self._grad_xyz = np.ascontiguousarray(np.asarray(vol.gradient, dtype=np.float64).reshape(-1, 3).T)
-        self._pose_cache: dict[bytes, tuple[FloatArray, FloatArray]] = {}
+        self._pose_cache.clear()
         self._near_cache: tuple[FloatArray, IntArray, float] | None = None
         self._pair_cache: tuple[FloatArray, IntArray, IntArray, float] | None = None
         self._scale = s
@@ -395,6 +401,52 @@ class MeshCollider:
             self._build(m)
         self._transform = m
 
+    @property
+    def deforming(self) -> bool:
+        """True once :meth:`set_vertices` was called: contacts follow the changing mesh."""
+        return self._deform is not None
+
+    def set_vertices(self, vertices: ArrayLike) -> None:
+        """Deform the collider: ``vertices`` (V, 3), in its own frame like the constructor's (same count,
+        same faces), by the end of the next step.
+
+        Across the step's small steps the vertices move linearly from the frame's start (the previous
+        call's vertices, or the constructor's) to these, and the surface's velocity is that motion over
+        the frame, so friction carries what rests on it. The first call turns the collider into a
+        deforming one (exact contacts, no distance volume; ``exact_contacts`` becomes True).
+        """
+        v = as_vertices(vertices)
+        if v.shape != self.vertices.shape:
+            raise SimulationInputError(
+                f"set_vertices needs {self.vertices.shape[0]} vertices (the collider's, same faces), "
+                f"got {v.shape[0]}; for a new topology add a new collider"
+            )
+        if self._deform is None:
+            band = (DEFORM_DEPTH_RADII + DEFORM_MARGIN_RADII) * self.radius
+            self._deform = DeformingSurface(self.vertices @ self._scale.T, self.faces, band)
+            self._vertices_start = self.vertices
+            self._rest_vertices = self.vertices
+            self._exact = None
+            self.exact_contacts = True
+            self.thinnest = math.inf if self._deform.closed else 0.0
+            self._sdf = None
+            self._pair_cache = None
+            self._near_cache = None
+        self.vertices = v.copy()
+        self._deform_dirty = True
+
+    def _update_deform(self) -> DeformingSurface:
+        surface = self._deform
+        assert surface is not None
+        assert self._vertices_start is not None
+        if self._deform_dirty:
+            s = self._scale
+            surface.set_frame(self._vertices_start @ s.T, self.vertices @ s.T)
+            self._deform_dirty = False
+            self._deform_frame += 1
+            self._pair_cache = None
+        return surface
+
     def _pose(self, m: FloatArray) -> tuple[FloatArray, FloatArray]:
         key = m.tobytes()
         cached = self._pose_cache.get(key)
@@ -406,36 +458,177 @@ class MeshCollider:
             self._pose_cache[key] = cached
         return cached
 
+    def _pose_at(self, alpha: float) -> tuple[FloatArray, FloatArray]:
+        """Rotation and translation at fraction ``alpha`` of the frame's rigid motion."""
+        r0, t0 = self._pose(self._frame_start)
+        r1, t1 = self._pose(self._transform)
+        if np.array_equal(r0, r1) and np.array_equal(t0, t1):
+            return r1, t1
+        return r0 @ rotation_exp(alpha * rotation_log(r0.T @ r1)), t0 + alpha * (t1 - t0)
+
+    def _surface_velocity(self, ql: FloatArray, dt_frame: float) -> FloatArray:
+        """(K, 3) world velocity of the rigid motion at local points ``ql`` (zero at rest)."""
+        r0, t0 = self._pose(self._frame_start)
+        r1, t1 = self._pose(self._transform)
+        if dt_frame <= 0.0 or (np.array_equal(r0, r1) and np.array_equal(t0, t1)):
+            return np.zeros_like(ql)
+        return rotate_translate(ql, (r1 - r0).T, t1 - t0) / dt_frame
+
     def contacts(
-        self, x: FloatArray, alpha: float, dt_frame: float, tolerance: float = 0.0
+        self,
+        x: FloatArray,
+        alpha: float,
+        dt_frame: float,
+        tolerance: float = 0.0,
+        x_prev: FloatArray | None = None,
+        h: float = 0.0,
     ) -> ColliderContacts:
         """Contacts at fraction ``alpha`` (0..1] of the frame's motion from frame start to target.
 
-        Points closer than r + tolerance are reported (depth may be down to -tolerance).
+        Points closer than r + tolerance are reported (depth may be down to -tolerance). With
+        ``x_prev`` (positions at the start of the small step of length ``h``) fast particles also get
+        swept contacts (see the class).
         """
         r0, t0 = self._pose(self._frame_start)
         r1, t1 = self._pose(self._transform)
         moving = not (np.array_equal(r0, r1) and np.array_equal(t0, t1))
-        if moving:
-            r = r0 @ rotation_exp(alpha * rotation_log(r0.T @ r1))
-            t = t0 + alpha * (t1 - t0)
-        else:
-            r, t = r1, t1
+        r, t = self._pose_at(alpha)
         q = rotate_translate(x, r, -(t @ r))  # (x - t) R: world to local
         reach = self.radius + tolerance
-        if self._exact is not None:
+        deform_velocity: FloatArray | None = None
+        if self._deform is not None:
+            surface = self._update_deform()
+            idx, depth, normal_local, deform_velocity = self._deforming_contacts(
+                surface, q, alpha, reach, dt_frame, cacheable=not moving
+            )
+        elif self._exact is not None:
             idx, depth, normal_local = self._exact_contacts(self._exact, q, reach, cacheable=not moving)
         else:
             near = self._near_points(q, reach, cacheable=not moving)
             idx, depth, normal_local = self._query_contacts(q, near, reach)
-        ql = q[idx]
         normal = normal_local @ r.T
-        if moving and dt_frame > 0.0:
-            velocity = rotate_translate(ql, (r1 - r0).T, t1 - t0) / dt_frame
-        else:
-            velocity = np.zeros_like(normal)
+        velocity = self._surface_velocity(q[idx], dt_frame)
+        if deform_velocity is not None:
+            velocity += deform_velocity @ r.T
         friction = np.full(idx.shape, self.friction)
-        return ColliderContacts(idx, normal, depth, velocity, friction)
+        found = ColliderContacts(idx, normal, depth, velocity, friction)
+        if x_prev is None or h <= 0.0 or dt_frame <= 0.0:
+            return found
+        return self._swept(found, x_prev, q, alpha, max(alpha - h / dt_frame, 0.0), dt_frame)
+
+    def _swept(
+        self,
+        found: ColliderContacts,
+        x_prev: FloatArray,
+        q: FloatArray,
+        alpha: float,
+        alpha_prev: float,
+        dt: float,
+    ) -> ColliderContacts:
+        """Replace the contacts of particles whose path this small step crossed the surface."""
+        rp, tp = self._pose_at(alpha_prev)
+        q_prev = rotate_translate(x_prev, rp, -(tp @ rp))
+        step = q - q_prev
+        deform = self._update_deform() if self._deform is not None else None
+        closed = deform.closed if deform is not None else self._probe is not None and self._probe.closed
+        thick = closed and not math.isfinite(self.thinnest)
+        limit = (SWEEP_CLOSED_MIN_RADII if thick else SWEEP_MIN_RADII) * self.radius
+        step2 = np.einsum("ij,ij->i", step, step)
+        fast_mask = step2 > limit * limit
+        if thick and fast_mask.any():
+            # Through a thick closed collider a path either ends in contact (then the contact is checked)
+            # or is long enough to have passed its whole thickness (more than r + r + the >= r thickness).
+            touching = np.zeros(len(q), dtype=bool)
+            touching[found.idx] = True
+            through = SWEEP_THROUGH_RADII * self.radius
+            fast_mask &= touching | (step2 > through * through)
+        if deform is not None and deform.max_vertex_travel() * (alpha - alpha_prev) > limit:
+            # The surface itself moves fast: every particle near it is swept (relative to it).
+            fast_mask |= rows_all((q >= deform.lo) & (q <= deform.hi))
+        fast = np.flatnonzero(fast_mask)
+        if fast.size == 0:
+            return found
+        hits: SegmentHits
+        if deform is not None:
+            hits = deform.crossings(q_prev, q, fast, alpha_prev, alpha)
+        elif self._probe is not None:
+            hits = exact_surface_crossings(self._probe, q_prev, q, fast)
+        else:
+            return found
+        if hits.idx.size == 0:
+            return found
+        r, _ = self._pose_at(alpha)
+        # Held one radius off the crossing point on the side the path came from.
+        depth = self.radius - np.einsum("ij,ij->i", q[hits.idx] - hits.point, hits.normal)
+        velocity = self._surface_velocity(hits.point, dt)
+        if self._deform is not None and dt > 0.0:
+            motion = self._deform.vertex_motion()[self._deform.faces[hits.tri]]
+            velocity += (np.einsum("ij,ijk->ik", hits.bary, motion) / dt) @ r.T
+        keep = ~np.isin(found.idx, hits.idx)
+        swept = ColliderContacts(
+            hits.idx, hits.normal @ r.T, depth, velocity, np.full(hits.idx.shape, self.friction)
+        )
+        kept = ColliderContacts(
+            found.idx[keep], found.normal[keep], found.depth[keep], found.velocity[keep], found.friction[keep]
+        )
+        return ColliderContacts.concatenate([kept, swept])
+
+    def _deforming_contacts(
+        self,
+        surface: DeformingSurface,
+        q: FloatArray,
+        alpha: float,
+        reach: float,
+        dt_frame: float,
+        cacheable: bool,
+    ) -> tuple[IntArray, FloatArray, FloatArray, FloatArray]:
+        """Exact contacts on the deforming surface at ``alpha`` (local frame).
+
+        Returns (idx, depth, local normal, local surface velocity of the deformation). Candidate pairs
+        come from the frame's swept triangle boxes within ``limit`` plus a margin (``limit`` as in
+        ``_exact_contacts``) and are reused within the frame while no particle moved more than the
+        margin, so every triangle that comes within ``limit`` of a particle during the frame is among
+        its pairs.
+        """
+        r = self.radius
+        margin = DEFORM_MARGIN_RADII * r
+        limit = max(reach, DEFORM_DEPTH_RADII * r) if surface.closed else reach
+        limit = min(limit, surface.band - margin)
+        cache = self._deform_pairs
+        pairs: tuple[IntArray, IntArray] | None = None
+        if cacheable and cache is not None and cache[0].shape == q.shape and cache[3] == self._deform_frame:
+            moved = q - cache[0]
+            far = np.flatnonzero(np.einsum("ij,ij->i", moved, moved) >= margin * margin)
+            if far.size == 0:
+                pairs = cache[1], cache[2]
+            elif 4 * far.size < q.shape[0]:
+                # Only the particles that moved beyond the margin look again (the others' pairs hold).
+                ref = cache[0].copy()
+                ref[far] = q[far]
+                moved_far = np.zeros(q.shape[0], dtype=bool)
+                moved_far[far] = True
+                keep = ~moved_far[cache[1]]
+                box = far[rows_all((q[far] >= surface.lo - margin) & (q[far] <= surface.hi + margin))]
+                new_p, new_t = surface.candidates(q, box, limit + margin)
+                pi = np.concatenate([cache[1][keep], new_p])
+                order = np.argsort(pi, kind="stable")
+                pairs = pi[order], np.concatenate([cache[2][keep], new_t])[order]
+                self._deform_pairs = (ref, pairs[0], pairs[1], self._deform_frame)
+        if pairs is None:
+            inside = np.flatnonzero(rows_all((q >= surface.lo - margin) & (q <= surface.hi + margin)))
+            pairs = surface.candidates(q, inside, limit + margin)
+            self._deform_pairs = (q.copy(), pairs[0], pairs[1], self._deform_frame) if cacheable else None
+        # This small step's pairs: those whose triangle may be within `limit` now (most of the margin's
+        # shell drops out before the closest points are computed).
+        pp, pt = surface.near_pairs(q, pairs[0], pairs[1], limit, alpha)
+        ids, signed, normal, tri, bary = surface.nearest(q, alpha, pp, pt)
+        hit = (np.abs(signed) <= limit) & (signed < reach)
+        if dt_frame > 0.0:
+            motion = surface.vertex_motion()[surface.faces[tri[hit]]]
+            velocity = np.einsum("ij,ijk->ik", bary[hit], motion) / dt_frame
+        else:
+            velocity = np.zeros((int(hit.sum()), 3))
+        return ids[hit], r - signed[hit], normal[hit], velocity
 
     def _exact_contacts(
         self, surface: ExactSurface, q: FloatArray, reach: float, cacheable: bool
@@ -571,8 +764,51 @@ class MeshCollider:
     def end_frame(self) -> None:
         """The frame is over: the next one starts where this one's target pose left the collider."""
         self._frame_start = self._transform.copy()
+        if self._deform is not None:
+            self._vertices_start = self.vertices
+            self._deform_dirty = True
+
+    @property
+    def frame_start_vertices(self) -> FloatArray:
+        """(V, 3) the vertices at the start of the current frame (a deforming collider's; a copy)."""
+        start = self._vertices_start if self._vertices_start is not None else self.vertices
+        return start.copy()
+
+    @property
+    def rest_vertices(self) -> FloatArray:
+        """(V, 3) the vertices the collider was built with (a copy)."""
+        rest = self._rest_vertices if self._rest_vertices is not None else self.vertices
+        return rest.copy()
+
+    def restore_vertices(self, frame_start: FloatArray, current: FloatArray) -> None:
+        """Put a deforming collider's vertices back to a snapshot's (``World.set_state``)."""
+        self._vertices_start = np.array(frame_start, dtype=np.float64, copy=True)
+        self.vertices = np.array(current, dtype=np.float64, copy=True)
+        self._deform_dirty = True
 
     def restore_pose(self, transform: FloatArray, frame_start: FloatArray) -> None:
         """Put the collider back to a snapshot's pose (``World.set_state``)."""
         self.set_transform(transform)
         self._frame_start = np.array(frame_start, dtype=np.float64, copy=True)
+
+
+def deforming_vertices(meshes: list[MeshCollider]) -> FloatArray:
+    """(2 V, 3) each deforming collider's vertices at the frame's start, then now, in order (snapshots)."""
+    parts = [np.concatenate([m.frame_start_vertices, m.vertices]) for m in meshes if m.deforming]
+    return np.concatenate(parts) if parts else np.zeros((0, 3))
+
+
+def restore_deforming_vertices(meshes: list[MeshCollider], saved: FloatArray) -> None:
+    """Put back what :func:`deforming_vertices` saved. A snapshot that does not match (taken before a
+    collider began to deform, e.g. the start frame's) puts every deforming collider back to the mesh it
+    was built with, at rest."""
+    deforming = [m for m in meshes if m.deforming]
+    if saved.shape != (sum(2 * len(m.vertices) for m in deforming), 3):
+        for m in deforming:
+            m.restore_vertices(m.rest_vertices, m.rest_vertices)
+        return
+    at = 0
+    for m in deforming:
+        n = len(m.vertices)
+        m.restore_vertices(saved[at : at + n], saved[at + n : at + 2 * n])
+        at += 2 * n

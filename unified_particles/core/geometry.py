@@ -22,7 +22,7 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -250,6 +250,14 @@ def _closest_with_region(
     p: FloatArray, a: FloatArray, b: FloatArray, c: FloatArray, want_region: bool
 ) -> tuple[FloatArray, npt.NDArray[np.int8] | None]:
     """``_closest_on_triangles`` and, with ``want_region``, the (K,) int8 region code (``_REGION_*``)."""
+    out, region, _, _ = _closest_with_barycentric(p, a, b, c, want_region)
+    return out, region
+
+
+def _closest_with_barycentric(
+    p: FloatArray, a: FloatArray, b: FloatArray, c: FloatArray, want_region: bool
+) -> tuple[FloatArray, npt.NDArray[np.int8] | None, FloatArray, FloatArray]:
+    """``_closest_with_region`` and the closest point's barycentric weights (v on AB, w on AC)."""
     ab = b - a
     ac = c - a
     ap = p - a
@@ -309,7 +317,7 @@ def _closest_with_region(
     v = np.where(m, 0.0, v)
     w = np.where(m, 0.0, w)
     out: FloatArray = a + ab * v[:, None] + ac * w[:, None]
-    return out, region
+    return out, region, v, w
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -1332,6 +1340,59 @@ class _GridLevel:
     tri: IntArray
 
 
+def _edge_ids(f: IntArray, n_v: int) -> IntArray:
+    """(3 k,) an id per undirected edge for the sides AB, BC, CA of each face, in face order."""
+    ends = np.sort(f[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    _, edge_id = np.unique(ends[:, 0] * n_v + ends[:, 1], return_inverse=True)
+    return np.asarray(edge_id.reshape(-1), dtype=np.int64)
+
+
+def _bin_boxes(
+    tlo: FloatArray,
+    thi: FloatArray,
+    lo: FloatArray,
+    hi: FloatArray,
+    band: float,
+    cells_per_box: int = _SURFACE_CELLS_PER_BOX,
+) -> list[_GridLevel]:
+    """Hierarchical hash grid of boxes (k, 3) ``tlo``..``thi`` (grown by ``band``) inside ``lo``..``hi``.
+
+    Each box goes to the level whose cells are at least ``1 / cells_per_box`` of its size, so it lands in
+    at most ``cells_per_box`` cells per side.
+    """
+    # Boxes are grown by the band, so they are >= 2 band wide and cells >= band / 2.
+    g0 = max(0.5 * band, float(np.max(hi - lo)) / _SURFACE_GRID_MAX_CELLS)
+    ext = thi - tlo
+    size = np.maximum(np.maximum(ext[:, 0], ext[:, 1]), ext[:, 2]) / cells_per_box
+    level = np.maximum(np.ceil(np.log2(size / g0)), 0.0).astype(np.int64)
+    level += g0 * np.exp2(level) < size  # round-off: at most cells_per_box cells per box side
+    levels = []
+    for lv in np.unique(level):
+        sel = np.flatnonzero(level == lv)
+        cell = g0 * 2.0 ** int(lv)
+        dims = np.floor((hi - lo) / cell).astype(np.int64) + 1
+        c0 = np.clip(np.floor((tlo[sel] - lo) / cell).astype(np.int64), 0, dims - 1)
+        c1 = np.clip(np.floor((thi[sel] - lo) / cell).astype(np.int64), 0, dims - 1)
+        ext = c1 - c0 + 1
+        keys_parts = []
+        owner_parts = []
+        for k, local in _iter_ranges(np.zeros(sel.size, dtype=np.int64), ext.prod(axis=1), _PAIR_BUDGET):
+            e = ext[k]
+            plane = e[:, 1] * e[:, 2]
+            ix = c0[k, 0] + local // plane
+            rem = local % plane
+            iy = c0[k, 1] + rem // e[:, 2]
+            iz = c0[k, 2] + rem % e[:, 2]
+            keys_parts.append((ix * dims[1] + iy) * dims[2] + iz)
+            owner_parts.append(sel[k])
+        keys = np.concatenate(keys_parts)
+        owner = np.concatenate(owner_parts)
+        order = np.argsort(keys, kind="stable")
+        ukeys, start, count = np.unique(keys[order], return_index=True, return_counts=True)
+        levels.append(_GridLevel(cell, dims, ukeys, start, count, owner[order]))
+    return levels
+
+
 class ExactSurface:
     """Exact signed distances of points near a triangle mesh, from closest points on the triangles.
 
@@ -1396,8 +1457,13 @@ class ExactSurface:
         self._levels = self._bin(self.band)
 
     @staticmethod
-    def _pseudo_normals(tri: FloatArray, f: IntArray, normal: FloatArray, n_v: int) -> FloatArray:
-        """(k, 7, 3) unit pseudo-normal of each triangle's features, indexed by the ``_REGION_*`` codes."""
+    def _pseudo_normals(
+        tri: FloatArray, f: IntArray, normal: FloatArray, n_v: int, edge_id: IntArray | None = None
+    ) -> FloatArray:
+        """(k, 7, 3) unit pseudo-normal of each triangle's features, indexed by the ``_REGION_*`` codes.
+
+        ``edge_id`` (3 k,): the edge of each triangle side AB, BC, CA (``_edge_ids(f, n_v)``), if known.
+        """
         e = [tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 1], tri[:, 0] - tri[:, 2]]  # AB, BC, CA
 
         def angle(u: FloatArray, w: FloatArray) -> FloatArray:
@@ -1410,9 +1476,8 @@ class ExactSurface:
         weighted = (corner_angle[:, :, None] * normal[:, None, :]).reshape(-1, 3)
         vid = f.reshape(-1)
         vertex = np.stack([np.bincount(vid, weights=weighted[:, k], minlength=n_v) for k in range(3)], axis=1)
-        ends = np.sort(f[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
-        _, edge_id = np.unique(ends[:, 0] * n_v + ends[:, 1], return_inverse=True)
-        edge_id = edge_id.reshape(-1)
+        if edge_id is None:
+            edge_id = _edge_ids(f, n_v)
         per_edge = np.repeat(normal, 3, axis=0)
         edge = np.stack([np.bincount(edge_id, weights=per_edge[:, k]) for k in range(3)], axis=1)
         pn = np.empty((tri.shape[0], 7, 3))
@@ -1426,38 +1491,7 @@ class ExactSurface:
         return np.ascontiguousarray(pn)
 
     def _bin(self, band: float) -> list[_GridLevel]:
-        tlo = self._tlo - band
-        thi = self._thi + band
-        # Boxes are grown by the band, so they are >= 2 band wide and cells >= band / 2.
-        g0 = max(0.5 * band, float(np.max(self.hi - self.lo)) / _SURFACE_GRID_MAX_CELLS)
-        size = (thi - tlo).max(axis=1) / _SURFACE_CELLS_PER_BOX
-        level = np.maximum(np.ceil(np.log2(size / g0)), 0.0).astype(np.int64)
-        level += g0 * np.exp2(level) < size  # round-off: at most _SURFACE_CELLS_PER_BOX cells per box side
-        levels = []
-        for lv in np.unique(level):
-            sel = np.flatnonzero(level == lv)
-            cell = g0 * 2.0 ** int(lv)
-            dims = np.floor((self.hi - self.lo) / cell).astype(np.int64) + 1
-            c0 = np.clip(np.floor((tlo[sel] - self.lo) / cell).astype(np.int64), 0, dims - 1)
-            c1 = np.clip(np.floor((thi[sel] - self.lo) / cell).astype(np.int64), 0, dims - 1)
-            ext = c1 - c0 + 1
-            keys_parts = []
-            owner_parts = []
-            for k, local in _iter_ranges(np.zeros(sel.size, dtype=np.int64), ext.prod(axis=1), _PAIR_BUDGET):
-                e = ext[k]
-                plane = e[:, 1] * e[:, 2]
-                ix = c0[k, 0] + local // plane
-                rem = local % plane
-                iy = c0[k, 1] + rem // e[:, 2]
-                iz = c0[k, 2] + rem % e[:, 2]
-                keys_parts.append((ix * dims[1] + iy) * dims[2] + iz)
-                owner_parts.append(sel[k])
-            keys = np.concatenate(keys_parts)
-            owner = np.concatenate(owner_parts)
-            order = np.argsort(keys, kind="stable")
-            ukeys, start, count = np.unique(keys[order], return_index=True, return_counts=True)
-            levels.append(_GridLevel(cell, dims, ukeys, start, count, owner[order]))
-        return levels
+        return _bin_boxes(self._tlo - band, self._thi + band, self.lo, self.hi, band)
 
     def candidates(self, points: FloatArray, which: IntArray, reach: float) -> tuple[IntArray, IntArray]:
         """(point, triangle) pairs, sorted by point, that may be closer than ``reach`` (<= band).
@@ -1568,3 +1602,417 @@ class ExactSurface:
         opposite = np.einsum("ij,ij->i", normal, n[ids]) < -0.5
         thin = (sd > -0.95 * depth) & opposite
         return float(np.min(depth - sd[thin])) if thin.any() else math.inf
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Swept tests and deforming surfaces (no tunnelling; colliders whose mesh changes every frame)
+# ----------------------------------------------------------------------------------------------------------
+
+# A segment crossing a triangle within this relative tolerance of its edges counts as a hit, so a path
+# through the shared edge of two triangles never slips between them by round-off.
+_CROSSING_EDGE_TOLERANCE = 1e-9
+
+
+def _segment_triangle(
+    p0: FloatArray, d: FloatArray, a: FloatArray, b: FloatArray, c: FloatArray
+) -> tuple[npt.NDArray[np.bool_], FloatArray, FloatArray, FloatArray]:
+    """Segments p0 + t d, t in [0, 1], against triangles (all (K, 3)): Moeller-Trumbore, vectorized.
+
+    Returns (hit (K,), t, u, v): the crossing point is p0 + t d = a + u (b - a) + v (c - a). Segments
+    parallel to the triangle's plane never hit.
+    """
+    e1 = b - a
+    e2 = c - a
+    pvec = np.cross(d, e2)
+    det = np.einsum("ij,ij->i", e1, pvec)
+    scale = np.sqrt(
+        np.einsum("ij,ij->i", e1, e1) * np.einsum("ij,ij->i", e2, e2) * np.einsum("ij,ij->i", d, d)
+    )
+    ok = np.abs(det) > 1e-12 * scale
+    inv = np.divide(1.0, det, out=np.zeros_like(det), where=ok)
+    tvec = p0 - a
+    u = np.einsum("ij,ij->i", tvec, pvec) * inv
+    qvec = np.cross(tvec, e1)
+    v = np.einsum("ij,ij->i", d, qvec) * inv
+    t = np.einsum("ij,ij->i", e2, qvec) * inv
+    tol = _CROSSING_EDGE_TOLERANCE
+    hit = ok & (u >= -tol) & (v >= -tol) & (u + v <= 1.0 + tol) & (t >= 0.0) & (t <= 1.0)
+    return hit, t, u, v
+
+
+def _segment_candidates(
+    candidates: Callable[[FloatArray, IntArray, float], tuple[IntArray, IntArray]],
+    band: float,
+    q0: FloatArray,
+    q1: FloatArray,
+    which: IntArray,
+) -> tuple[IntArray, IntArray]:
+    """Unique (point, triangle) pairs whose triangle may meet the segment q0[i] -> q1[i], i in ``which``.
+
+    Each segment is sampled at a spacing of at most ``band``; every point of it is then within band / 2
+    of a sample, and each sample looks up the triangles within ``band`` of it.
+    """
+    if which.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    start = q0[which]
+    d = q1[which] - start
+    length = np.sqrt(np.einsum("ij,ij->i", d, d))
+    n_s = np.floor(length / band).astype(np.int64) + 2
+    owner = np.repeat(np.arange(which.size, dtype=np.int64), n_s)
+    k = np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(n_s) - n_s, n_s)
+    t = k / (n_s[owner] - 1.0)
+    samples = start[owner] + t[:, None] * d[owner]
+    si, ti = candidates(samples, np.arange(samples.shape[0], dtype=np.int64), band)
+    if si.size == 0:
+        return si, ti
+    pi = which[owner[si]]
+    n_tri = int(ti.max()) + 1
+    key = np.unique(pi * n_tri + ti)
+    return key // n_tri, key % n_tri
+
+
+@dataclass
+class SegmentHits:
+    """First crossings of point paths through a surface (``first_crossings``).
+
+    Attributes:
+        idx: (M,) point indices, each once.
+        t: (M,) fraction of the path at the crossing.
+        tri: (M,) triangle crossed.
+        bary: (M, 3) barycentric weights of the crossing point on the triangle's corners.
+        normal: (M, 3) unit normal of the crossed triangle, pointing to the side the path came from.
+        point: (M, 3) the crossing point.
+    """
+
+    idx: IntArray
+    t: FloatArray
+    tri: IntArray
+    bary: FloatArray
+    normal: FloatArray
+    point: FloatArray
+
+
+def _first_crossings(
+    tri: FloatArray,
+    closed: bool,
+    q0: FloatArray,
+    q1: FloatArray,
+    pi: IntArray,
+    ti: IntArray,
+    start_shift: FloatArray | None = None,
+) -> SegmentHits:
+    """The earliest crossing per point among the (point, triangle) pairs; ``tri`` (k, 3, 3) outward.
+
+    On a closed mesh only crossings from outside to inside count (a path leaving the inside is the way
+    out); an open mesh is two-sided. ``start_shift`` (per pair) moves the paths' starts with their
+    triangle's motion over the step, so the test is made relative to the triangle.
+    """
+    if pi.size:
+        t3 = tri[ti]
+        a = t3[:, 0]
+        p0 = q0[pi] if start_shift is None else q0[pi] + start_shift
+        d = q1[pi] - p0
+        hit, t, u, v = _segment_triangle(p0, d, a, t3[:, 1], t3[:, 2])
+        n = np.cross(t3[:, 1] - a, t3[:, 2] - a)
+        side = np.einsum("ij,ij->i", p0 - a, n)
+        if closed:
+            hit &= side > 0.0
+        sel = np.flatnonzero(hit)
+    else:
+        sel = np.zeros(0, np.int64)
+    if sel.size == 0:
+        z = np.zeros((0, 3))
+        return SegmentHits(np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64), z, z.copy(), z.copy())
+    # Earliest per point: sort by (point, t) and keep each point's first row.
+    order = sel[np.lexsort((t[sel], pi[sel]))]
+    first = np.concatenate([[True], pi[order][1:] != pi[order][:-1]])
+    w = order[first]
+    nw = n[w] * np.where(side[w] < 0.0, -1.0, 1.0)[:, None]
+    nw /= np.sqrt(np.einsum("ij,ij->i", nw, nw))[:, None]
+    bary = np.stack([1.0 - u[w] - v[w], u[w], v[w]], axis=1)
+    point = p0[w] + t[w, None] * d[w]
+    return SegmentHits(pi[w], t[w], ti[w], bary, nw, point)
+
+
+def exact_surface_crossings(
+    surface: ExactSurface, q0: FloatArray, q1: FloatArray, which: IntArray
+) -> SegmentHits:
+    """First crossings of the paths q0[i] -> q1[i] (i in ``which``) through a static ``ExactSurface``."""
+    pi, ti = _segment_candidates(surface.candidates, surface.band, q0, q1, which)
+    return _first_crossings(surface.tri, surface.closed, q0, q1, pi, ti)
+
+
+# Cells per triangle box side of DeformingSurface's grid (rebuilt every frame).
+_DEFORMING_CELLS_PER_BOX = 2
+
+
+class DeformingSurface:
+    """Exact contacts on a triangle mesh whose vertices move during each frame (deforming colliders).
+
+    The faces are fixed; the vertices are given at the start and the end of a frame
+    (:meth:`set_frame`) and interpolated linearly in between (``alpha`` in [0, 1]). Each frame the
+    triangles' swept boxes (over both poses, grown by ``band``) are binned in a hierarchical hash grid
+    (as in :class:`ExactSurface`; no distance volume is built), so a point finds every triangle that
+    comes within ``band`` of it at any time of the frame. Closest points are taken on the triangles at
+    ``alpha``; a closed, consistently oriented mesh is signed by the closest feature's angle-weighted
+    pseudo-normal, interpolated between the frame's two poses. Open meshes are two-sided.
+
+    Vertices are welded by coordinate in the first pose given; zero-area faces there are dropped.
+
+    Attributes
+    ----------
+    closed : bool, whether distances are signed.
+    band : float, metres; queries must use ``reach <= band``.
+    faces : (k, 3) int64 faces into the welded vertices, outward on a closed mesh.
+    lo, hi : (3,) float64, the frame's swept bounding box grown by ``band``.
+    """
+
+    def __init__(self, vertices: npt.ArrayLike, faces: npt.ArrayLike, band: float) -> None:
+        self.band = _check_spacing(band)
+        v = as_vertices(vertices)
+        welded, rep, inverse = np.unique(v, axis=0, return_index=True, return_inverse=True)
+        f = inverse.reshape(-1)[as_triangles(faces, v.shape[0])]
+        cross = np.cross(welded[f[:, 1]] - welded[f[:, 0]], welded[f[:, 2]] - welded[f[:, 0]])
+        area2 = np.sqrt(np.einsum("ij,ij->i", cross, cross))
+        scale = max(float(np.ptp(welded, axis=0).max()), 1e-12)
+        keep = area2 > 1e-14 * scale * scale
+        if not keep.any():
+            raise SimulationInputError(
+                "every triangle of the mesh has zero area (all vertices on a line or a point); "
+                "the mesh has no surface to simulate"
+            )
+        f = f[keep]
+        directed = f[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+        n_v = welded.shape[0]
+        self.closed = _is_closed(f) and np.unique(directed[:, 0] * n_v + directed[:, 1]).size == len(directed)
+        if self.closed and _signed_volume(welded[f], welded.mean(axis=0))[0] < 0.0:
+            f = f[:, ::-1].copy()
+        self.faces = np.ascontiguousarray(f)
+        self.vertex_count = v.shape[0]
+        self._rep = rep.astype(np.int64)
+        self._n_v = n_v
+        self._edge_id = _edge_ids(self.faces, n_v)
+        self._eps = 1e-12 * scale
+        self._w0 = self._w1 = welded
+        self._pn0 = self._pn1 = self._pseudo(welded)
+        self._bin_frame()
+
+    def _pseudo(self, w: FloatArray) -> FloatArray:
+        tri = w[self.faces]
+        cross = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+        area2 = np.sqrt(np.einsum("ij,ij->i", cross, cross))
+        normal = cross / np.maximum(area2, 1e-300)[:, None]
+        return ExactSurface._pseudo_normals(tri, self.faces, normal, self._n_v, self._edge_id)
+
+    def _bin_frame(self, plane0: FloatArray | None = None) -> None:
+        m = self._w1 - self._w0
+        self._travel = float(np.sqrt(np.einsum("ij,ij->i", m, m).max(initial=0.0)))
+        t0 = self._w0[self.faces]
+        t1 = self._w1[self.faces]
+        # Every point of a triangle moves at most as far as its farthest vertex over the frame (linear
+        # interpolation), so its distance to a point changes by at most that much: the planes at the
+        # frame's start and end, less that slack, bound the distance at any time in between.
+        move = self._w1 - self._w0
+        travel = np.sqrt(np.einsum("ij,ij->i", move, move))[self.faces]
+        # Column by column: NumPy 1.26 reduces over a length-3 axis many times slower (see fastops).
+        self._slack = np.maximum(np.maximum(travel[:, 0], travel[:, 1]), travel[:, 2])
+        self._plane0 = self._planes(t0) if plane0 is None else plane0
+        self._plane1 = self._plane0 if np.array_equal(self._w0, self._w1) else self._planes(t1)
+        # In-plane outward normals of the edges AB, BC, CA at the frame's start, and their offsets.
+        side = np.cross(np.roll(t0, -1, axis=1) - t0, self._plane0[:, None, :3])
+        length = np.sqrt(np.einsum("ijk,ijk->ij", side, side))[:, :, None]
+        side = np.divide(side, length, out=np.zeros_like(side), where=length > 0.0)
+        self._side0 = np.concatenate([side, np.einsum("ijk,ijk->ij", side, t0)[:, :, None]], axis=2)
+        lo0 = np.minimum(np.minimum(t0[:, 0], t0[:, 1]), t0[:, 2])
+        lo1 = np.minimum(np.minimum(t1[:, 0], t1[:, 1]), t1[:, 2])
+        hi0 = np.maximum(np.maximum(t0[:, 0], t0[:, 1]), t0[:, 2])
+        hi1 = np.maximum(np.maximum(t1[:, 0], t1[:, 1]), t1[:, 2])
+        self._tlo = np.minimum(lo0, lo1)
+        self._thi = np.maximum(hi0, hi1)
+        self.lo = self._tlo.min(axis=0) - self.band
+        self.hi = self._thi.max(axis=0) + self.band
+        # Rebinned every frame: 2 cells per box side (8 table entries per triangle, not 64 as in
+        # ExactSurface) bins 20k triangles several times faster for a few more candidates to reject.
+        self._levels = _bin_boxes(
+            self._tlo - self.band,
+            self._thi + self.band,
+            self.lo,
+            self.hi,
+            self.band,
+            _DEFORMING_CELLS_PER_BOX,
+        )
+
+    def set_frame(self, start: npt.ArrayLike, end: npt.ArrayLike) -> None:
+        """The vertices (V, 3) at the frame's start and end, in the order of the constructor's."""
+        a = np.asarray(start, dtype=np.float64)
+        b = np.asarray(end, dtype=np.float64)
+        if a.shape != (self.vertex_count, 3) or b.shape != a.shape:
+            raise SimulationInputError(
+                f"a deforming mesh needs {self.vertex_count} vertices (same faces), "
+                f"got {a.shape} and {b.shape}"
+            )
+        w0, w1 = a[self._rep], b[self._rep]
+        if np.array_equal(w0, self._w0) and np.array_equal(w1, self._w1):
+            return
+        # The previous frame's end is usually this one's start: its pseudo-normals are reused.
+        follows = np.array_equal(w0, self._w1)
+        pn0 = self._pn1 if follows else self._pseudo(w0)
+        pn1 = pn0 if np.array_equal(w1, w0) else self._pseudo(w1)
+        self._w0, self._w1, self._pn0, self._pn1 = w0, w1, pn0, pn1
+        self._bin_frame(self._plane1 if follows else None)
+
+    def vertices_at(self, alpha: float) -> FloatArray:
+        """(n, 3) welded vertices at fraction ``alpha`` of the frame."""
+        if alpha >= 1.0:
+            return self._w1
+        return self._w0 + alpha * (self._w1 - self._w0)
+
+    def vertex_motion(self) -> FloatArray:
+        """(n, 3) welded vertices' displacement over the frame (end - start)."""
+        return self._w1 - self._w0
+
+    def triangles_at(self, alpha: float) -> FloatArray:
+        """(k, 3, 3) triangles at fraction ``alpha`` of the frame."""
+        return self.vertices_at(alpha)[self.faces]
+
+    def candidates(self, points: FloatArray, which: IntArray, reach: float) -> tuple[IntArray, IntArray]:
+        """(point, triangle) pairs, sorted by point, whose triangle may come within ``reach`` (<= band) of
+        the point at any time of the frame (the point is within ``reach`` of its swept box)."""
+        if reach > self.band * (1.0 + 1e-12):
+            raise ValueError(f"reach {reach} exceeds the grid's band {self.band}")
+        pts_parts: list[IntArray] = []
+        tri_parts: list[IntArray] = []
+        for lo in range(0, which.size, _SURFACE_QUERY_CHUNK):
+            chunk = which[lo : lo + _SURFACE_QUERY_CHUNK]
+            p = points[chunk]
+            for level in self._levels:
+                c = np.floor((p - self.lo) / level.cell).astype(np.int64)
+                valid = np.all((c >= 0) & (c < level.dims), axis=1)
+                key = (c[:, 0] * level.dims[1] + c[:, 1]) * level.dims[2] + c[:, 2]
+                slot = np.minimum(np.searchsorted(level.keys, key), level.keys.size - 1)
+                rows = np.flatnonzero(valid & (level.keys[slot] == key))
+                hs = slot[rows]
+                for owner, pos in _iter_ranges(level.start[hs], level.count[hs], _PAIR_BUDGET):
+                    pi = chunk[rows[owner]]
+                    ti = level.tri[pos]
+                    q = points[pi]
+                    gap = np.maximum(self._tlo[ti] - q, q - self._thi[ti])
+                    ok = (gap[:, 0] <= reach) & (gap[:, 1] <= reach) & (gap[:, 2] <= reach)
+                    pi, ti, q = pi[ok], ti[ok], q[ok]
+                    # Within reach of the triangle at some time: of its start plane, less its travel.
+                    p0 = self._plane0[ti]
+                    d0 = np.abs(np.einsum("ij,ij->i", q, p0[:, :3]) - p0[:, 3])
+                    slack = self._slack[ti]
+                    ok = d0 - slack <= reach
+                    pi, ti, q, slack = pi[ok], ti[ok], q[ok], slack[ok]
+                    s0 = self._side0[ti]
+                    beyond = np.einsum("ijk,ik->ij", s0[:, :, :3], q) - s0[:, :, 3]
+                    far = np.maximum(np.maximum(beyond[:, 0], beyond[:, 1]), beyond[:, 2])
+                    ok = far - slack <= reach
+                    pts_parts.append(pi[ok])
+                    tri_parts.append(ti[ok])
+        if not pts_parts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        pi = np.concatenate(pts_parts)
+        ti = np.concatenate(tri_parts)
+        order = np.argsort(pi, kind="stable")
+        return pi[order], ti[order]
+
+    @staticmethod
+    def _planes(tri: FloatArray) -> FloatArray:
+        """(k, 4) unit normal and offset of each triangle's plane (zero for a degenerate triangle)."""
+        cross = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+        area2 = np.sqrt(np.einsum("ij,ij->i", cross, cross))
+        n = np.divide(cross, area2[:, None], out=np.zeros_like(cross), where=area2[:, None] > 0.0)
+        return np.concatenate([n, np.einsum("ij,ij->i", n, tri[:, 0])[:, None]], axis=1)
+
+    def near_pairs(
+        self, points: FloatArray, pair_point: IntArray, pair_tri: IntArray, reach: float, alpha: float
+    ) -> tuple[IntArray, IntArray]:
+        """The pairs (order kept) whose triangle may be within ``reach`` of the point at ``alpha``.
+
+        The point must be within ``reach`` of the triangle's swept box, and of its planes: the triangle
+        at ``alpha`` is within ``alpha * slack`` of itself at the frame's start and within
+        ``(1 - alpha) * slack`` of itself at the end (``slack``: its farthest vertex's travel), so its
+        distance to the point is at least each plane's distance less that.
+        """
+        q = points[pair_point]
+        gap = np.maximum(np.maximum(self._tlo[pair_tri] - q, q - self._thi[pair_tri]), 0.0)
+        keep = np.einsum("ij,ij->i", gap, gap) <= reach * reach  # the swept box
+        pair_point, pair_tri, q = pair_point[keep], pair_tri[keep], q[keep]
+        p0 = self._plane0[pair_tri]
+        d0 = np.abs(np.einsum("ij,ij->i", q, p0[:, :3]) - p0[:, 3])
+        slack = self._slack[pair_tri]
+        bound = d0 - alpha * slack
+        if self._plane1 is not self._plane0:
+            p1 = self._plane1[pair_tri]
+            d1 = np.abs(np.einsum("ij,ij->i", q, p1[:, :3]) - p1[:, 3])
+            bound = np.maximum(bound, d1 - (1.0 - alpha) * slack)
+        keep = bound <= reach
+        return pair_point[keep], pair_tri[keep]
+
+    def nearest(
+        self, points: FloatArray, alpha: float, pair_point: IntArray, pair_tri: IntArray
+    ) -> tuple[IntArray, FloatArray, FloatArray, IntArray, FloatArray]:
+        """Closest of the candidate triangles at ``alpha`` for each point that has any.
+
+        ``pair_point`` sorted. Returns the points' indices (M,), signed distances (M,) (negative inside a
+        closed mesh), outward unit normals (M, 3), the closest triangle (M,) and the closest point's
+        barycentric weights on its corners (M, 3).
+        """
+        n_pairs = pair_point.size
+        if n_pairs == 0:
+            z = np.zeros((0, 3))
+            return np.zeros(0, np.int64), np.zeros(0), z, np.zeros(0, np.int64), z.copy()
+        w = self.vertices_at(alpha)
+        d2 = np.empty(n_pairs)
+        cp = np.empty((n_pairs, 3))
+        region = np.empty(n_pairs, dtype=np.int8)
+        bv = np.empty(n_pairs)
+        bw = np.empty(n_pairs)
+        for lo in range(0, n_pairs, _PAIR_BUDGET):
+            sl = slice(lo, lo + _PAIR_BUDGET)
+            fc = self.faces[pair_tri[sl]]
+            p = points[pair_point[sl]]
+            c, reg, v_, w_ = _closest_with_barycentric(p, w[fc[:, 0]], w[fc[:, 1]], w[fc[:, 2]], True)
+            diff = p - c
+            d2[sl] = np.einsum("ij,ij->i", diff, diff)
+            cp[sl] = c
+            region[sl] = reg
+            bv[sl], bw[sl] = v_, w_
+        first = np.flatnonzero(np.concatenate([[True], pair_point[1:] != pair_point[:-1]]))
+        best = np.minimum.reduceat(d2, first)
+        counts = np.diff(np.append(first, n_pairs))
+        at_min = d2 == np.repeat(best, counts)
+        win = np.minimum.reduceat(np.where(at_min, np.arange(n_pairs), n_pairs), first)
+        ids = pair_point[first]
+        diff = points[ids] - cp[win]
+        dist = np.sqrt(best)
+        tw, rw = pair_tri[win], region[win]
+        pn = (1.0 - alpha) * self._pn0[tw, rw] + alpha * self._pn1[tw, rw]
+        pn /= np.maximum(np.sqrt(np.einsum("ij,ij->i", pn, pn)), 1e-300)[:, None]
+        if self.closed:
+            sign = np.where(np.einsum("ij,ij->i", diff, pn) < 0.0, -1.0, 1.0)
+        else:
+            sign = np.ones(ids.size)
+        tiny = dist <= self._eps
+        normal = np.where(tiny[:, None], pn, diff * (sign / np.where(tiny, 1.0, dist))[:, None])
+        bary = np.stack([1.0 - bv[win] - bw[win], bv[win], bw[win]], axis=1)
+        return ids, sign * dist, normal, tw, bary
+
+    def max_vertex_travel(self) -> float:
+        """Largest distance a vertex moves over the frame, metres."""
+        return self._travel
+
+    def crossings(
+        self, q0: FloatArray, q1: FloatArray, which: IntArray, alpha_prev: float, alpha: float
+    ) -> SegmentHits:
+        """First crossings of the paths q0[i] (at ``alpha_prev``) -> q1[i] (at ``alpha``), i in ``which``.
+
+        Relative to each triangle: the path's start moves with the triangle's centroid over the step
+        (exact for a translating triangle), and the path is tested against the triangle at ``alpha``.
+        """
+        pi, ti = _segment_candidates(self.candidates, self.band, q0, q1, which)
+        motion = (alpha - alpha_prev) * (self._w1 - self._w0)
+        shift = motion[self.faces[ti]].mean(axis=1) if pi.size else None
+        return _first_crossings(self.triangles_at(alpha), self.closed, q0, q1, pi, ti, shift)

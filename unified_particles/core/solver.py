@@ -11,6 +11,7 @@ state (:class:`~.state.ParticleState`) is advanced in place.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,10 +29,13 @@ from .contacts import COHESION_RANGE_RADII, particle_contacts
 from .distance import GaussSeidelSolver, JacobiSolver
 from .errors import SimulationDivergedError
 from .fastops import column_max, column_min, row_abs_max
+from .fields import FieldSystem
+from .kinematic import KinematicFrame
 from .model import KIND_CLOTH, ParticleModel
 from .neighbors import find_pairs
 from .settings import SolverSettings
 from .state import ParticleState
+from .sweep import limit_fast_paths
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -61,6 +65,16 @@ SHOCK_EXPONENT_CAP = 50.0
 RESTITUTION_REST_STEPS = 2.0
 # Distance solvers are cached per small-step size h; a few frame rates at most are in use at once.
 DISTANCE_SOLVER_CACHE_SIZE = 8
+
+
+@dataclass(frozen=True)
+class PinMotion:
+    """Pinned particles moving over one frame: at fraction ``alpha`` of it they are at
+    ``start + alpha * travel`` (a straight line from where they were to their target)."""
+
+    idx: IntArray
+    start: FloatArray
+    travel: FloatArray
 
 
 def apply_jacobi(x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> IntArray:
@@ -136,11 +150,16 @@ class Solver:
         self.meshes = meshes
         self.candidates = CandidatePairs()
         self._solver_cache: dict[float, list[GaussSeidelSolver | JacobiSolver]] = {}
+        self.kinematic: KinematicFrame | None = None  # this frame's kinematic bodies (begin_frame)
+        self.pin_motion: PinMotion | None = None  # this frame's moving pins (World.set_pin_targets)
+        self._dynamic: BoolArray | None = None  # particle_dynamic without kinematic particles
+        self.fields: FieldSystem | None = None  # force fields (World.add_force_field)
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
         self.candidates.reset()
         self._solver_cache = {}
+        self.kinematic, self._dynamic = None, None
 
     # ------------------------------------------------------------------ the step
     def small_step(
@@ -157,13 +176,30 @@ class Solver:
         for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
             if self.gravity[axis] != 0.0:
                 v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
+        if self.fields is not None:  # force fields and wind (core/fields.py): v += h f_field / m
+            self.fields.apply(state, model, h, alpha * dt_frame)
         if s.damping > 0.0:
             v *= np.exp(-s.damping * h)
         if np.isfinite(s.max_speed):
             _clamp_speed(v, s.max_speed)
         x_pred = x + h * v
+        # --- kinematic rigid bodies (begin_frame): their pose at this point of the frame, infinite mass
+        kin = self.kinematic
+        x_kin = kin.positions(alpha) if kin is not None else None
+        if kin is not None:
+            x_pred[kin.idx] = x_kin
+        # ---
+        pins = self.pin_motion
+        if pins is not None:  # pinned vertices ride on their animation (World.set_pin_targets)
+            x_pred[pins.idx] = pins.start + alpha * pins.travel
+        if model.any_pairs:  # fast particles never jump through each other (swept, see sweep.py)
+            movable = model.particle_dynamic if self._dynamic is None else self._dynamic
+            limit_fast_paths(x, x_pred, self.radius, model.particle_group, model.group_self_collides, movable)
         # 2. Mass scaling for stacks: lower particles are heavier in contacts (shock propagation).
         w_contact = self._scaled_contact_inv_mass(state, x_pred)
+        if kin is not None:  # kinematic: immovable in every contact (a copy: w may be the model's array)
+            w_contact = w_contact.copy()
+            w_contact[kin.idx] = 0.0
         # 3. Neighbour candidates with a margin, reused while motion stays within it.
         pair_i, pair_j = self._candidates(x_pred)
         # 4. Stabilization: contacts only, on x, moving x and x* alike (no energy added).
@@ -175,6 +211,8 @@ class Solver:
                 if model.shape_matching is not None:
                     # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
                     dx[model.shape_matching.idx] += self._rigid_goals(x + dx, touching)[0]
+                if kin is not None:
+                    dx[kin.idx] = 0.0
                 x += dx
                 x_pred += dx
         # 5. Solver iteration over the constraint families, each Jacobi-averaged or coloured.
@@ -192,6 +230,8 @@ class Solver:
         if model.cloth_and_others:
             # Cloth contacts get the last word (see there): the stretch solve just undid them.
             self._cloth_contact_pass(state, x_pred, pair_i, pair_j, w_contact)
+        if kin is not None:  # kinematic: exactly on its path (shape matching nudged it by rounding)
+            x_pred[kin.idx] = x_kin
         # 6. Velocity update, restitution, sleeping; commit positions.
         v_before = v.copy() if s.restitution > 0.0 else v
         v[...] = (x_pred - x) / h
@@ -199,6 +239,10 @@ class Solver:
             self._apply_restitution(v, v_before, col, h)
         if s.sleep_threshold > 0.0:
             asleep = self._resting(state, touching) & (np.einsum("ij,ij->i", v, v) < s.sleep_threshold**2)
+            if kin is not None:
+                asleep &= ~kin.mask  # a kinematic body moves with its target, never sleeps
+            if pins is not None:
+                asleep[pins.idx] = False  # a moving pin never sleeps
             v[asleep] = 0.0
             x_pred[asleep] = x[asleep]
         x[...] = x_pred
@@ -209,7 +253,32 @@ class Solver:
         if sm is None:
             return
         rot, c, _ = sm.fit(state.positions, sm.mass)
+        kin = self.kinematic
+        if kin is not None:  # exactly the target pose (the fit would differ in the last bits)
+            rot[kin.bodies], c[kin.bodies] = kin.end_rotation, kin.end_center
         state.rigid_rotation, state.rigid_center = rot, c
+
+    # ------------------------------------------------------------------ kinematic rigid bodies
+    def begin_frame(self, state: ParticleState) -> None:
+        """Before a frame's small steps: the path of every kinematic rigid body over the frame, from
+        its pose now to ``state.rigid_target`` (see :mod:`.kinematic`)."""
+        sm, model = self.model.shape_matching, self.model
+        self.kinematic, self._dynamic = None, None
+        if sm is None or not state.rigid_kinematic.any():
+            return
+        self.kinematic = KinematicFrame.begin(
+            state.rigid_kinematic,
+            state.rigid_rotation,
+            state.rigid_center,
+            state.rigid_target,
+            model.rigid_rest_center,
+            sm.idx,
+            sm.body,
+            sm.rest,
+            model.particle_count,
+        )
+        if self.kinematic is not None:
+            self._dynamic = model.particle_dynamic & ~self.kinematic.mask
 
     # ------------------------------------------------------------------ 2. mass scaling
     def _scaled_contact_inv_mass(self, state: ParticleState, x_pred: FloatArray) -> FloatArray:
@@ -315,14 +384,15 @@ class Solver:
         target = x_pred if apply else x_pred.copy()
         touching = np.zeros(n, dtype=bool)
         tol = TOUCH_TOLERANCE_RADII * self.radius
-        col = self._collider_contacts(target, alpha, dt_frame, tol)
+        col = self._collider_contacts(target, alpha, dt_frame, tol, x_prev, h)
         if len(col.idx):
             touching[col.idx] = True
             # Pinned particles (zero inverse mass) never move: a collider must not push them either.
             # It did: a post collider touching a hammock's pinned edge shoved one pin inwards, and with
             # no gravity or contact to stop it the pin then slid across the scene at constant speed,
             # pulling a 1.2 m ridge of cloth through the hammock that tipped the loads off its side.
-            active = (col.depth > 0.0) & model.particle_dynamic[col.idx]
+            dynamic = model.particle_dynamic if self._dynamic is None else self._dynamic  # kinematic: held
+            active = (col.depth > 0.0) & dynamic[col.idx]
             if not active.all():
                 col = ColliderContacts(
                     col.idx[active],
@@ -392,10 +462,17 @@ class Solver:
             apply_pair_jacobi(x_pred, idx, delta, self.settings.relaxation)
 
     def _collider_contacts(
-        self, x: FloatArray, alpha: float, dt_frame: float, tol: float
+        self,
+        x: FloatArray,
+        alpha: float,
+        dt_frame: float,
+        tol: float,
+        x_prev: FloatArray | None = None,
+        h: float = 0.0,
     ) -> ColliderContacts:
+        """Plane and mesh contacts; with ``x_prev`` mesh colliders add swept contacts (no tunnelling)."""
         parts = [plane_contacts(self.planes, x, self.radius, tol)] if self.planes else []
-        parts += [mesh.contacts(x, alpha, dt_frame, tol) for mesh in self.meshes]
+        parts += [mesh.contacts(x, alpha, dt_frame, tol, x_prev, h) for mesh in self.meshes]
         return ColliderContacts.concatenate(parts)
 
     def _rigid_sdf_world(

@@ -34,6 +34,11 @@ class Snapshot:
             list itself is rebuilt from them, so a restored world finds the same pairs).
         collider_transform, collider_frame_start: (C, 4, 4) each mesh collider's pose now and at
             the start of the current frame.
+        rigid_kinematic: (B,) 1.0 for a kinematic rigid body, else 0.0 (``RigidBody.kinematic``).
+        rigid_target: (B, 4, 4) each rigid body's target transform (``RigidBody.set_target``).
+        collider_vertices: (2 V, 3) the vertices of the deforming mesh colliders
+            (``MeshCollider.set_vertices``) at the frame's start and now, collider after collider
+            (V = their total vertex count; (0, 3) when none deforms).
     """
 
     particle_count: int
@@ -47,6 +52,9 @@ class Snapshot:
     neighbor_reference: FloatArray
     collider_transform: FloatArray
     collider_frame_start: FloatArray
+    rigid_kinematic: FloatArray
+    rigid_target: FloatArray
+    collider_vertices: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
 
     @property
     def nbytes(self) -> int:
@@ -63,6 +71,8 @@ class Snapshot:
         try:
             values: dict[str, object] = {}
             for f in fields(cls):
+                if f.name in _OPTIONAL_FIELDS and f.name not in arrays:
+                    continue  # a snapshot from before kinematic bodies: none is kinematic (below)
                 raw = arrays[f.name]
                 if f.name in _ARRAY_FIELDS:
                     values[f.name] = np.array(raw, dtype=np.float64, copy=True)
@@ -72,6 +82,10 @@ class Snapshot:
                     values[f.name] = int(np.asarray(raw))
         except (KeyError, TypeError, ValueError) as exc:
             raise SimulationInputError(f"not a World snapshot: missing or bad field {exc}") from None
+        if "rigid_kinematic" not in values or "rigid_target" not in values:
+            bodies = np.asarray(values["rigid_center"]).reshape(-1, 3)
+            values["rigid_kinematic"] = np.zeros(len(bodies))
+            values["rigid_target"] = np.tile(np.eye(4), (len(bodies), 1, 1))
         return cls(**values)  # type: ignore[arg-type]
 
 
@@ -85,8 +99,25 @@ _ARRAY_FIELDS = frozenset(
         "neighbor_reference",
         "collider_transform",
         "collider_frame_start",
+        "rigid_kinematic",
+        "rigid_target",
+        "collider_vertices",
     )
 )
+# Fields added with kinematic bodies: snapshots saved before them (e.g. a bake to resume) still load.
+_KINEMATIC_FIELDS = frozenset(("rigid_kinematic", "rigid_target"))
+# Fields that may be missing from an older snapshot (deforming colliders: none deforms, the default).
+_OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {"collider_vertices"}
+
+
+def rigid_transforms(rotation: FloatArray, center: FloatArray, rest_center: FloatArray) -> FloatArray:
+    """(B, 4, 4) transforms (build frame -> now, as ``RigidBody.transform``) of rigid frames ``rotation``
+    (B, 3, 3) and ``center`` (B, 3) of bodies whose centre of mass at build time is ``rest_center`` (B, 3)."""
+    m = np.zeros((len(center), 4, 4))
+    m[:, 3, 3] = 1.0
+    m[:, :3, :3] = rotation
+    m[:, :3, 3] = center - np.einsum("bij,bj->bi", rotation, rest_center)
+    return m
 
 
 @dataclass(eq=False)
@@ -102,6 +133,9 @@ class ParticleState:
         rigid_center: (B, 3) each rigid body's centre of mass now, metres.
         rigid_touch_count: (B,) particles of each rigid body that touched something in the last small
             step (shape matching counts them; contact masses and sleeping use them).
+        rigid_kinematic: (B,) bool, the body follows ``rigid_target`` with infinite mass.
+        rigid_target: (B, 4, 4) each body's target transform (build frame -> pose at the end of the
+            next frame); used while it is kinematic.
     """
 
     positions: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -109,19 +143,23 @@ class ParticleState:
     rigid_rotation: FloatArray = field(default_factory=lambda: np.zeros((0, 3, 3)))
     rigid_center: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     rigid_touch_count: FloatArray = field(default_factory=lambda: np.zeros(0))
+    rigid_kinematic: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    rigid_target: FloatArray = field(default_factory=lambda: np.zeros((0, 4, 4)))
 
     @property
     def particle_count(self) -> int:
         """Number of particles N."""
         return int(self.positions.shape[0])
 
-    def add_particles(self, x: FloatArray) -> None:
-        """Append particles at ``x`` (P, 3), at rest."""
+    def add_particles(self, x: FloatArray, v: FloatArray | None = None) -> None:
+        """Append particles at ``x`` (P, 3) with velocities ``v`` (P, 3; None: at rest)."""
         self.positions = np.concatenate([self.positions, x])
-        self.velocities = np.concatenate([self.velocities, np.zeros((len(x), 3))])
+        self.velocities = np.concatenate([self.velocities, np.zeros((len(x), 3)) if v is None else v])
 
     def add_rigid_body(self, center: FloatArray) -> None:
         """Append a rigid body's frame: identity rotation, centre of mass ``center`` (3,)."""
         self.rigid_rotation = np.concatenate([self.rigid_rotation, np.eye(3)[None]])
         self.rigid_center = np.concatenate([self.rigid_center, center[None]])
         self.rigid_touch_count = np.concatenate([self.rigid_touch_count, [0.0]])
+        self.rigid_kinematic = np.concatenate([self.rigid_kinematic, [False]])
+        self.rigid_target = np.concatenate([self.rigid_target, np.eye(4)[None]])

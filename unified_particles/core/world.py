@@ -64,13 +64,21 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import geometry
 from .bodies import Body, Cloth, Granular, RigidBody
-from .colliders import MeshCollider, PlaneCollider, as_transform
+from .colliders import (
+    MeshCollider,
+    PlaneCollider,
+    as_transform,
+    deforming_vertices,
+    restore_deforming_vertices,
+)
 from .distance import DistanceConstraints, bending_pairs, mesh_edges, tethers
 from .errors import SimulationInputError
+from .fields import FieldSystem, ForceField
+from .kinematic import nearest_rotation
 from .model import KIND_CLOTH, KIND_GRANULAR, KIND_RIGID, ParticleModel
 from .settings import SolverSettings
-from .solver import Solver, diverged_particles, divergence_error
-from .state import ParticleState, Snapshot
+from .solver import PinMotion, Solver, diverged_particles, divergence_error
+from .state import ParticleState, Snapshot, rigid_transforms
 
 __all__ = ["BYTES_PER_PARTICLE", "SolverSettings", "World"]
 
@@ -110,6 +118,17 @@ def _count(value: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise SimulationInputError(f"{what} must be a whole number >= 1, got {value!r}")
     return int(value)
+
+
+def _vector(value: ArrayLike, what: str) -> FloatArray:
+    """Three finite numbers (a velocity), as a (3,) array."""
+    try:
+        v = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise SimulationInputError(f"{what} must be 3 numbers (x, y, z), got {value!r}") from None
+    if v.shape != (3,) or not np.all(np.isfinite(v)):
+        raise SimulationInputError(f"{what} must be 3 finite numbers (x, y, z), got {value!r}")
+    return v
 
 
 def _physical_memory() -> float:
@@ -172,6 +191,8 @@ class World:
         self.meshes: list[MeshCollider] = []
         self.model = ParticleModel()
         self._state = ParticleState()
+        # (particles, positions at the end of the next step) given by set_pin_targets since the last step
+        self._pin_targets: list[tuple[IntArray, FloatArray]] = []
         self._solver = Solver(
             self.model, self.settings, self.radius, self.margin, g, self.planes, self.meshes
         )
@@ -295,10 +316,17 @@ class World:
             f"(now {self.radius:.4g} m) or fewer/smaller objects"
         )
 
-    def _append(self, x: FloatArray, group_self_collides: bool, **per_particle: Any) -> tuple[IntArray, int]:
-        """New particles at rest in the model and the state; the solver forgets what it derived."""
+    def _append(
+        self,
+        x: FloatArray,
+        group_self_collides: bool,
+        velocity: FloatArray | None = None,
+        **per_particle: Any,
+    ) -> tuple[IntArray, int]:
+        """New particles (at rest, or with ``velocity`` (P, 3)) in the model and the state; the solver
+        forgets what it derived."""
         idx, group = self.model.add_particles(x, group_self_collides, **per_particle)
-        self._state.add_particles(x)
+        self._state.add_particles(x, None if velocity is None else np.broadcast_to(velocity, x.shape).copy())
         self._solver.invalidate()
         return idx, group
 
@@ -310,6 +338,8 @@ class World:
         friction: float = 0.5,
         mass: float | None = None,
         name: str | None = None,
+        initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
+        angular_velocity: ArrayLike = (0.0, 0.0, 0.0),
     ) -> RigidBody:
         """Add a rigid body filled with particles on a grid of spacing 2r inside the mesh.
 
@@ -320,7 +350,12 @@ class World:
             friction: Coulomb coefficient of the surface.
             mass: total mass, kg (optional, overrides density).
             name: optional label.
+            initial_velocity: (3,) velocity of the centre of mass at the start, m/s (world axes).
+            angular_velocity: (3,) spin at the start, rad/s about world axes through the centre of
+                mass (right-handed: (0, 0, 1) turns counter-clockwise seen from above).
         """
+        v0 = _vector(initial_velocity, "initial_velocity")
+        w0 = _vector(angular_velocity, "angular_velocity")
         v = geometry.as_vertices(vertices)
         f = geometry.as_triangles(faces, len(v))
         density = _positive(density, "density")
@@ -344,6 +379,7 @@ class World:
         idx, group = self._append(
             pts,
             False,
+            v0 + np.cross(w0, pts - center),  # rigid motion: v_i = v + w x (x_i - c)
             inv_mass=1.0 / m_particle,
             # Contacts use the particle's own mass, as in FleX: with the whole body's mass a box on
             # a cloth reaches mass ratios of 1e4 and needs the ratio limit for every contact.
@@ -372,6 +408,7 @@ class World:
         friction: float = 0.5,
         name: str | None = None,
         tether_give: float | None = 0.1,
+        initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
     ) -> Cloth:
         """Add a cloth: one particle per vertex, distance constraints on edges and across edges.
 
@@ -389,7 +426,9 @@ class World:
             tether_give: pinned cloth only: no vertex gets farther from its nearest pin than
                 (1 + tether_give) times its rest path length along the mesh (long-range attachments,
                 FleX's "tether give"), however heavy the load; 0.1 lets it stretch 10%. None: no tethers.
+            initial_velocity: (3,) velocity of every free vertex at the start, m/s (pinned ones stay).
         """
+        v0 = _vector(initial_velocity, "initial_velocity")
         v = geometry.as_vertices(vertices)
         f = geometry.as_triangles(faces, len(v))
         mass = _positive(mass, "cloth mass")
@@ -409,9 +448,12 @@ class World:
         m = mass * vert_area / vert_area.sum()
         inv_mass = 1.0 / m
         inv_mass[pin_local] = 0.0
+        velocity = np.tile(v0, (n, 1))
+        velocity[pin_local] = 0.0
         idx, group = self._append(
             v,
             bool(self_collision),
+            velocity,
             inv_mass=inv_mass,
             contact_inv_mass=inv_mass,
             kind=KIND_CLOTH,
@@ -431,6 +473,7 @@ class World:
         self.model.add_cloth_constraints(stretch, bending, tether)
         body = Cloth(self, idx, group, name, pin_local, len(stretch), len(bending))
         self.bodies.append(body)
+        self._field_system().add_cloth(idx, f)  # wind presses on the triangles (core/fields.py)
         return body
 
     @staticmethod
@@ -454,6 +497,7 @@ class World:
         friction: float = 0.5,
         cohesion: float = 0.0,
         name: str | None = None,
+        initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
     ) -> Granular:
         """Add grains: one particle per point.
 
@@ -463,7 +507,9 @@ class World:
             friction: Coulomb coefficient between grains and against anything.
             cohesion: 0..1, fraction of a small gap (< r/2) closed per iteration, for damp sand.
             name: optional label.
+            initial_velocity: (3,) velocity of every grain at the start, m/s.
         """
+        v0 = _vector(initial_velocity, "initial_velocity")
         pts = geometry.as_vertices(points)
         density = _positive(density, "density")
         friction = _nonnegative(friction, "friction")
@@ -473,6 +519,7 @@ class World:
         idx, group = self._append(
             pts,
             True,
+            v0,
             inv_mass=w,
             contact_inv_mass=w,
             kind=KIND_GRANULAR,
@@ -503,6 +550,7 @@ class World:
         friction: float = 0.5,
         name: str | None = None,
         cell_size: float | None = None,
+        deforming: bool = False,
     ) -> MeshCollider:
         """Add a triangle-mesh collider (turned into a signed distance volume once).
 
@@ -514,20 +562,125 @@ class World:
             friction: Coulomb coefficient.
             name: optional label.
             cell_size: SDF voxel size, metres (default: max(r, largest extent / 128)).
+            deforming: start as a deforming collider (``collider.set_vertices``) without building the
+                volume, for a mesh that will deform anyway (a 20k-triangle volume takes seconds).
         """
         v = geometry.as_vertices(vertices)
         f = geometry.as_triangles(faces, len(v))
         m = as_transform(np.eye(4) if transform is None else transform, "collider transform")
         cs = None if cell_size is None else _positive(cell_size, "cell_size")
-        collider = MeshCollider(v, f, _nonnegative(friction, "friction"), self.radius, cs, name, m)
+        mu = _nonnegative(friction, "friction")
+        collider = MeshCollider(v, f, mu, self.radius, cs, name, m, start_deforming=bool(deforming))
         self.meshes.append(collider)
         return collider
+
+    # ------------------------------------------------------------------ force fields
+    def add_force_field(
+        self,
+        kind: str,
+        transform: ArrayLike | None = None,
+        strength: float = 1.0,
+        name: str | None = None,
+        **settings: Any,
+    ) -> ForceField:
+        """Add a force field acting on every particle, with Blender's meaning of its settings.
+
+        Args:
+            kind: "FORCE", "WIND", "VORTEX", "TURBULENCE" or "DRAG" (Blender's ``field.type``).
+            transform: (4, 4) object-to-world matrix (default identity): the field's origin and, along
+                its Z axis, its direction. Move it later with ``field.set_transform(M)``.
+            strength: Blender's ``field.strength``: newtons for Force, Vortex and Turbulence (on each
+                object as a whole), the air speed in m/s for Wind.
+            name: optional label.
+            **settings: Blender's ``FieldSettings`` names: ``flow``, ``shape`` (POINT, LINE, PLANE),
+                ``falloff_type`` (SPHERE, TUBE, CONE), ``falloff_power``, ``use_min_distance``,
+                ``distance_min``, ``use_max_distance``, ``distance_max``, ``radial_falloff``,
+                ``use_radial_min``, ``radial_min``, ``use_radial_max``, ``radial_max``, ``z_direction``,
+                ``noise``, ``size``, ``seed``, ``linear_drag``, ``quadratic_drag``,
+                ``use_global_coords``, ``enabled``. Change them later with ``field.configure(...)``.
+
+        The field's pose and settings hold for a whole ``step``; a snapshot does not hold them (set
+        them before each step, as the Blender layer does). See docs/physics.md, "Force fields".
+        """
+        field = ForceField(kind, transform, name, strength=strength, **settings)
+        self._field_system().fields.append(field)
+        return field
+
+    def remove_force_field(self, field: ForceField) -> None:
+        """Take a force field out of the world."""
+        system = self._field_system()
+        if field not in system.fields:
+            raise SimulationInputError(f"{field!r} is not a force field of this world")
+        system.fields.remove(field)
+
+    @property
+    def force_fields(self) -> list[ForceField]:
+        """The force fields added so far, in order (a copy of the list)."""
+        return list(self._field_system().fields)
+
+    def set_field_weight(self, body: Body, weight: float) -> None:
+        """How strongly force fields act on ``body``: 0 not at all, 1 fully (default), more is allowed.
+
+        Blender's effector weight "All" (``object.unified_particles.field_weight`` in the add-on).
+        """
+        if not any(b is body for b in self.bodies):
+            raise SimulationInputError(f"{body!r} is not a body of this world")
+        self._field_system().set_weight(body, weight)
+
+    def field_weight(self, body: Body) -> float:
+        """The force-field weight of ``body`` (1 unless set by :meth:`set_field_weight`)."""
+        return self._field_system().weight(body)
+
+    def _field_system(self) -> FieldSystem:
+        """The solver's force fields, made on first use (a world without fields never evaluates any)."""
+        system = self._solver.fields
+        if system is None:
+            system = self._solver.fields = FieldSystem(self.bodies, self.radius, lambda: self.time)
+        return system
 
     def _ensure_built(self) -> None:
         """Freeze the model (after bodies were added); the solver then derives what it needs anew."""
         if not self.model.built:
             self.model.finalize()
             self._solver.invalidate()
+
+    # ------------------------------------------------------------------ moving pins
+    def set_pin_targets(self, indices: ArrayLike, positions: ArrayLike) -> None:
+        """Move pinned particles ``indices`` (K,) to ``positions`` (K, 3), world metres, by the end of the
+        next :meth:`step`, in a straight line over its small steps (``Cloth.set_pin_targets`` does this
+        for one cloth's pins). Pinned particles have infinite mass: they drag the cloth along and push
+        what they touch. Targets last one step; set them again before each step the pins move in.
+
+        Raises:
+            SimulationInputError: an index is not a pinned particle, or the shapes or values are wrong.
+        """
+        self._ensure_built()
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        target = np.asarray(positions, dtype=np.float64)
+        if target.shape != (idx.size, 3):
+            raise SimulationInputError(
+                f"pin targets must be ({idx.size}, 3) positions, one per pinned particle; got {target.shape}"
+            )
+        if not np.isfinite(target).all():
+            raise SimulationInputError("pin targets contain NaN or infinite coordinates")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.particle_count):
+            raise SimulationInputError(f"pin indices must be in 0..{self.particle_count - 1}")
+        if (self.model.particle_inv_mass[idx] != 0.0).any():
+            raise SimulationInputError("only pinned particles (infinite mass) can be given pin targets")
+        self._pin_targets.append((idx, target.copy()))
+
+    def _take_pin_motion(self) -> PinMotion | None:
+        """This frame's moving pins (the targets set since the last step), and forget the targets."""
+        if not self._pin_targets:
+            return None
+        all_idx = np.concatenate([i for i, _ in self._pin_targets])
+        all_target = np.concatenate([t for _, t in self._pin_targets])
+        self._pin_targets.clear()
+        # A particle given several targets keeps the last one: unique over the reversed list.
+        idx, last = np.unique(all_idx[::-1], return_index=True)
+        target = all_target[::-1][last]
+        start = self._state.positions[idx].copy()
+        return PinMotion(idx, start, target - start)
 
     # ------------------------------------------------------------------ the step
     def step(self, dt: float) -> None:
@@ -539,12 +692,20 @@ class World:
         if self.particle_count:
             before = self.state()  # the last good state, put back if this step blows up
             try:
+                self._solver.begin_frame(self._state)  # kinematic bodies' paths over this frame
+                self._solver.pin_motion = pins = self._take_pin_motion()
                 for k in range(n):
                     self._small_step(h, (k + 1) / n, dt, stabilize=k == 0)
+                if pins is not None:  # exactly on target (no round-off), and still until moved again
+                    self._state.positions[pins.idx] = pins.start + pins.travel
+                    self._state.velocities[pins.idx] = 0.0
                 self._solver.update_rigid_frames(self._state)
+                self._follow_dynamic_targets()
             except Exception:
                 if not diverged_particles(self._state, self.settings.max_speed).any():
                     raise  # a genuine error, not a blow-up
+            finally:
+                self._solver.pin_motion = None
             bad = diverged_particles(self._state, self.settings.max_speed)
             if bad.any():
                 error = divergence_error(
@@ -556,6 +717,64 @@ class World:
             mesh.end_frame()
         self.time += dt
         self.frame += 1
+
+    def _follow_dynamic_targets(self) -> None:
+        """A dynamic rigid body's target is where it is, so switching it kinematic holds it there."""
+        st = self._state
+        dynamic = ~st.rigid_kinematic
+        if dynamic.any():
+            now = rigid_transforms(st.rigid_rotation, st.rigid_center, self.model.rigid_rest_center)
+            st.rigid_target[dynamic] = now[dynamic]
+
+    # ------------------------------------------------------------------ kinematic rigid bodies
+    def set_kinematic(self, body: RigidBody | int, kinematic: bool) -> None:
+        """Switch a rigid body (its handle or number) between dynamic and kinematic.
+
+        Kinematic: infinite mass (pushes everything, nothing pushes it, colliders and gravity ignore
+        it), moving to its target (:meth:`set_rigid_target`) over each frame with its particles'
+        velocities those of that motion. Switched back to dynamic it keeps the velocity it last had.
+        Switched on without a new target it holds the pose it has.
+        """
+        number = self._rigid_number(body)
+        self._state.rigid_kinematic[number] = bool(kinematic)
+
+    def set_rigid_target(self, body: RigidBody | int, transform: ArrayLike) -> None:
+        """The pose a kinematic rigid body reaches at the end of the next ``step``.
+
+        ``transform`` is a 4x4 rigid motion from the build frame, as ``RigidBody.transform`` (for a body
+        built from an object's world-space mesh: the object's matrix now @ its matrix at build time^-1).
+        Scale and shear are dropped (the nearest rotation is used). The body moves there over the
+        frame, its centre of mass in a straight line, its rotation along the shortest arc.
+        """
+        number = self._rigid_number(body)
+        m = as_transform(transform, "rigid body target")
+        if np.abs(m[:3, 3]).max() > geometry.MAX_COORDINATE:
+            raise SimulationInputError(
+                f"rigid body target is farther than {geometry.MAX_COORDINATE:g} m from the origin"
+            )
+        target = np.eye(4)
+        target[:3, :3] = nearest_rotation(m[:3, :3])
+        target[:3, 3] = m[:3, 3]
+        self._state.rigid_target[number] = target
+
+    @property
+    def rigid_kinematic(self) -> NDArray[np.bool_]:
+        """(B,) bool, which rigid bodies are kinematic (a copy; change it with :meth:`set_kinematic`)."""
+        return self._state.rigid_kinematic.copy()
+
+    @property
+    def rigid_targets(self) -> FloatArray:
+        """(B, 4, 4) each rigid body's target transform (a copy; see :meth:`set_rigid_target`)."""
+        return self._state.rigid_target.copy()
+
+    def _rigid_number(self, body: RigidBody | int) -> int:
+        number = body.number if isinstance(body, RigidBody) else body
+        count = len(self._state.rigid_center)
+        if isinstance(number, bool) or not isinstance(number, (int, np.integer)) or not 0 <= number < count:
+            raise SimulationInputError(f"no rigid body {body!r} in this world ({count} rigid bodies)")
+        if isinstance(body, RigidBody) and body._world is not self:
+            raise SimulationInputError(f"{body!r} belongs to another World")
+        return int(number)
 
     def _small_step(self, h: float, alpha: float, dt_frame: float, stabilize: bool) -> None:
         """One small step (:meth:`Solver.small_step`, Algorithm 1); a method here so that fault tests
@@ -579,6 +798,9 @@ class World:
             neighbor_reference=self._solver.candidates.reference.copy(),
             collider_transform=np.array([m.transform for m in meshes]).reshape(len(meshes), 4, 4),
             collider_frame_start=np.array([m.frame_start for m in meshes]).reshape(len(meshes), 4, 4),
+            rigid_kinematic=st.rigid_kinematic.astype(np.float64),
+            rigid_target=st.rigid_target.copy(),
+            collider_vertices=deforming_vertices(meshes),
         )
 
     def set_state(self, snapshot: Snapshot | Mapping[str, Any]) -> None:
@@ -597,6 +819,8 @@ class World:
             ct = np.asarray(snap.collider_transform, dtype=np.float64)
             cs = np.asarray(snap.collider_frame_start, dtype=np.float64)
             nb_ref = np.asarray(snap.neighbor_reference, dtype=np.float64)
+            kinematic = np.asarray(snap.rigid_kinematic, dtype=np.float64)
+            target = np.asarray(snap.rigid_target, dtype=np.float64)
             time, frame = float(snap.time), int(snap.frame)
         except (TypeError, ValueError) as exc:
             raise SimulationInputError(f"not a World snapshot: {exc}") from None
@@ -610,7 +834,8 @@ class World:
             raise SimulationInputError("snapshot has a different number of rigid bodies or mesh colliders")
         if not (np.all(np.isfinite(x)) and np.all(np.isfinite(v))):
             raise SimulationInputError("snapshot positions/velocities contain NaN or inf")
-        if touch.shape != center.shape[:1]:
+        bodies = center.shape[:1]
+        if touch.shape != bodies or kinematic.shape != bodies or target.shape != (*bodies, 4, 4):
             raise SimulationInputError("snapshot has a different number of rigid bodies")
         if nb_ref.shape not in ((0, 3), (n, 3)):
             raise SimulationInputError(f"snapshot neighbour reference has shape {nb_ref.shape}")
@@ -618,8 +843,10 @@ class World:
         st.velocities[...] = v
         st.rigid_rotation, st.rigid_center = rot.copy(), center.copy()
         st.rigid_touch_count = touch.copy()
+        st.rigid_kinematic, st.rigid_target = kinematic > 0.5, target.copy()
         self._ensure_built()
         self._solver.restore_candidates(nb_ref)
         for mesh, m, m0 in zip(self.meshes, ct, cs, strict=True):
             mesh.restore_pose(m, m0)
+        restore_deforming_vertices(self.meshes, np.asarray(snap.collider_vertices, dtype=np.float64))
         self.time, self.frame = time, frame

@@ -36,7 +36,7 @@ from mathutils import Matrix
 from ...core import SimulationInputError
 from ...core.state import Snapshot
 from .. import cachefiles as cf
-from .. import identity, mesh_io, runtime, scene_reader
+from .. import cloth_result, identity, mesh_io, runtime, scene_reader
 from ..mesh_io import REST_ATTRIBUTE
 from ..rna import mesh_of, object_bake, object_settings, scene_bake, scene_settings
 from ..writeback import MOVED_ATOL, MOVED_RTOL
@@ -48,7 +48,9 @@ from .outputs import (
     apply_shape_keys,
     bake_files,
     bake_output,
+    baked_folder,
     baked_objects,
+    files_in_use,
     free_object,
     quaternion_from_matrix,
     read_keyframes,
@@ -59,7 +61,6 @@ from .outputs import (
 from .paths import (
     BAKED_ROLES,
     STAGING_PREFIX,
-    abspath,
     blend_path,
     cache_files_of,
     cache_folder,
@@ -153,6 +154,10 @@ class BakeJob:
         self._stash: dict[str, dict[str, Any]] = {}
         self._captured: dict[str, dict[str, Any]] = {}
         self._uids_before: dict[str, str] = {}  # particle objects given their source's id by this bake
+        # The previous bake's folder, and whether its files are this file's own (see ``baked_folder``).
+        self._old_folder: Path | None = None
+        self._old_own = False
+        self._bake_id = ""
         self._source: Any = None
         self._done = False
         self._pause: contextlib.ExitStack | None = None
@@ -207,7 +212,15 @@ class BakeJob:
             keys = mesh_of(obj).shape_keys if obj.type == "MESH" else None
             if role(obj) == "CLOTH" and output == "SHAPE_KEYS" and keys is not None and baked != "SHAPE_KEYS":
                 raise RuntimeError(f"Cloth {obj.name!r} has shape keys; choose the Point Cache output")
+            if role(obj) == "CLOTH" and output == "SHAPE_KEYS" and cloth_result.deformers(obj):
+                # Shape keys come before the modifiers: the deformers would move the baked shape again.
+                raise RuntimeError(
+                    f"Cloth {obj.name!r} is deformed by its modifiers (e.g. an Armature); choose the Point "
+                    "Cache output"
+                )
+            # With Animated (it follows its keyframes) the baked action replaces its own until Free Bake.
             animated = obj.animation_data is not None and obj.animation_data.action is not None
+            animated = animated and not scene_reader.uses_animated(obj)
             if role(obj) == "RIGID" and output == "KEYFRAMES" and animated and baked != "KEYFRAMES":
                 raise RuntimeError(f"Rigid {obj.name!r} is already animated; choose the Point Cache output")
         self._paths()
@@ -218,6 +231,7 @@ class BakeJob:
         self._pause = contextlib.ExitStack()
         try:
             self._pause.enter_context(runtime.paused(scene))
+            self._old_folder, self._old_own = baked_folder(scene)
             self._stash_previous_bake()
             for obj in self._touched_objects():
                 self._captured[obj.name] = _capture(obj)
@@ -247,6 +261,9 @@ class BakeJob:
         for obj in baked_objects(self.scene):
             settings = object_bake(obj)
             info = {"output": settings.baked_output, "restore": restore_info(obj)}
+            modifier = obj.modifiers.get(str(info["restore"].get("modifier", "")))
+            if settings.baked_output == "PC2" and isinstance(modifier, bpy.types.MeshCacheModifier):
+                info["restore"]["filepath"] = modifier.filepath  # as played now (remapped by Save As)
             if settings.baked_output == "SHAPE_KEYS":
                 keys = read_shape_keys(obj)
                 path = cf.cache_file(self.stash_dir, settings.uid, ".pc2")
@@ -287,6 +304,7 @@ class BakeJob:
                 report(f"could not restore the previous bake of {name!r}: {exc}")
                 continue
             object_bake(obj).baked_output = output
+            object_bake(obj).bake_id = state.bake_id
             set_restore_info(obj, new)
         self._stash.clear()
         cf.remove_tree(self.stash_dir)
@@ -411,7 +429,10 @@ class BakeJob:
             if target.output == "PC2":
                 assert target.rigid_vertices is not None
                 to_local = target.to_local
-                if target.entry.handle.animated and target.obj.parent is not None:
+                if target.entry.handle.own_animation:
+                    # Its own animation places the object on playback too: local to where it is now.
+                    to_local = np.linalg.inv(mesh_io.matrix_to_numpy(target.obj.matrix_world))
+                elif target.entry.handle.animated and target.obj.parent is not None:
                     # A moving parent carries the object: local to where the parent puts it at this frame.
                     mode, values = scene_reader.rest_transform_values(target.obj)
                     at_rest = scene_reader.basis_matrix(target.obj, mode, values)
@@ -433,7 +454,7 @@ class BakeJob:
             row[:3], row[3:7] = basis[:3, 3], quat
             return row.reshape(_KEYFRAME_ROW_POINTS, 3)
         to_local = target.to_local
-        if target.entry.handle.animated and target.write_obj.parent is not None:  # carried by a moving parent
+        if target.entry.handle.animated:  # the object moves (its own animation or a parent's): this frame's
             to_local = np.linalg.inv(mesh_io.matrix_to_numpy(target.write_obj.matrix_world))
         return mesh_io.transform_points(to_local, value)
 
@@ -523,7 +544,7 @@ class BakeJob:
         scene, state = self.scene, scene_bake(self.scene)
         # The sidecars are the only new disk space needed from here on: write them into the staging folder
         # before anything is replaced, so a full disk now keeps the previous bake, exactly like a cancel.
-        bake_id = cf.new_uid()
+        bake_id = self._bake_id = cf.new_uid()
         sidecars: list[tuple[Path, Path]] = []
         try:
             for target in self.targets:
@@ -551,7 +572,8 @@ class BakeJob:
         try:
             self._close_source()
             self._restore_objects()
-            old_folder = Path(abspath(state.cache_folder)) if state.cache_folder else None
+            # Another file's bake (this file was saved elsewhere since) is played, never deleted, from here.
+            old_folder = self._old_folder if self._old_own else None
             old_files: list[Path] = []
             if old_folder is not None:
                 for name in self._stash:
@@ -593,13 +615,15 @@ class BakeJob:
             new_files |= {
                 cf.cache_file(self.folder, t.uid, ".pc2") for t in self.targets if t.output == "PC2"
             }
-            cf.remove_files([path for path in old_files if path not in new_files])
+            used = files_in_use(scene)  # files another scene's bake plays stay
+            cf.remove_files([path for path in old_files if path not in new_files and path not in used])
             self._stash.clear()
             state.baked = True
             state.frame_start, state.frame_end = self.frame_start, self.frame_end
             state.settings_hash = self.settings_hash
             state.bake_id = bake_id
             state.cache_folder = self.blend_folder
+            state.cache_folder_absolute = str(self.folder)
             scene_settings(scene).is_baked = True
             state.error = ""
             state.status = f"Baked frames {self.frame_start}-{self.frame_end} ({len(self.targets)} objects)"
@@ -637,6 +661,8 @@ class BakeJob:
         obj = target.write_obj
         if target.output == "PC2":
             position = {"CLOTH": "FIRST", "GRANULAR": "BEFORE_NODES"}.get(target.kind, "LAST")
+            if target.kind == "CLOTH" and cloth_result.result_modifier(obj) is not None:
+                position = "AFTER_CLOTH_RESULT"  # the simulated shape replaces the deformed one there
             filepath = blend_path(self.blend_folder, target.uid + ".pc2")
             info = apply_pc2(obj, filepath, self.frame_start, position)
             info["position"] = position
@@ -652,6 +678,7 @@ class BakeJob:
             with contextlib.suppress(FileNotFoundError):
                 stream.unlink()
         object_bake(obj).baked_output = target.output
+        object_bake(obj).bake_id = self._bake_id
         set_restore_info(obj, info)
 
 

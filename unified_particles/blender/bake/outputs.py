@@ -23,10 +23,10 @@ import bpy
 import numpy as np
 
 from .. import cachefiles as cf
-from .. import runtime
+from .. import cloth_result, identity, runtime
 from ..identity import BAKE_ACTION_PREFIX, BAKE_MODIFIER_NAME
 from ..rna import as_type, mesh_of, object_bake, scene_bake, scene_settings
-from .paths import STAGING_PREFIX, abspath, cache_files_of, ensure_scene_uid, role
+from .paths import STAGING_PREFIX, abspath, cache_files_of, cache_folder, ensure_scene_uid, role
 
 MODIFIER_NAME = BAKE_MODIFIER_NAME
 SHAPE_KEY_PREFIX = "UP "
@@ -146,7 +146,8 @@ def set_restore_info(obj: bpy.types.Object, data: dict[str, Any]) -> None:
 
 
 def _add_mesh_cache(obj: bpy.types.Object, filepath: str, frame_start: int, position: str) -> str:
-    """Add a Mesh Cache modifier playing ``filepath`` (PC2); position FIRST, LAST or BEFORE_NODES."""
+    """Add a Mesh Cache modifier playing ``filepath`` (PC2); position FIRST, LAST, BEFORE_NODES or
+    AFTER_CLOTH_RESULT."""
     modifier = as_type(obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE"), bpy.types.MeshCacheModifier)
     modifier.cache_format = "PC2"
     modifier.filepath = filepath
@@ -164,6 +165,9 @@ def _add_mesh_cache(obj: bpy.types.Object, filepath: str, frame_start: int, posi
         target = 0
     elif position == "BEFORE_NODES":
         target = next((i for i, m in enumerate(obj.modifiers) if m.type == "NODES"), last)
+    elif position == "AFTER_CLOTH_RESULT":  # a deformed cloth: right after its result modifier
+        names = [m.name for m in obj.modifiers]
+        target = names.index(cloth_result.MODIFIER_NAME) + 1 if cloth_result.MODIFIER_NAME in names else 0
     else:
         target = last
     if target != last:
@@ -246,14 +250,15 @@ TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotatio
 
 
 def apply_keyframes(obj: bpy.types.Object, values: np.ndarray, frame_start: int) -> dict[str, Any]:
-    """``location`` + ``rotation_quaternion`` keyframes from (F, 7) float32 rows (loc xyz, quat wxyz)."""
-    anim = obj.animation_data
-    if anim is not None and anim.action is not None:
-        raise RuntimeError(f"{obj.name!r} is already animated; choose the Point Cache output")
+    """``location`` + ``rotation_quaternion`` keyframes from (F, 7) float32 rows (loc xyz, quat wxyz).
+
+    An object with an action of its own (a rigid body with Animated, which follows its keyframes) gets
+    the baked action in its place; its own is kept (fake user) and put back by :func:`free_object`."""
     info: dict[str, Any] = {"rotation_mode": obj.rotation_mode}
     for prop in TRANSFORM_PROPS:
         info[prop] = [float(v) for v in getattr(obj, prop)]
     had_anim = obj.animation_data is not None
+    _set_aside_user_action(obj, info)
     try:
         return _add_keyframes(obj, values, frame_start, info)
     except BaseException:  # all or nothing: put the object back as it was
@@ -265,10 +270,41 @@ def apply_keyframes(obj: bpy.types.Object, values: np.ndarray, frame_start: int)
                 bpy.data.actions.remove(action)
         if not had_anim and obj.animation_data is not None:
             obj.animation_data_clear()
+        _put_back_user_action(obj, info)
         obj.rotation_mode = info["rotation_mode"]
         for prop in TRANSFORM_PROPS:
             setattr(obj, prop, info[prop])
         raise
+
+
+def _set_aside_user_action(obj: bpy.types.Object, info: dict[str, Any]) -> None:
+    """Unassign the object's own action, keeping it alive (fake user) and its name in ``info``."""
+    anim = obj.animation_data
+    action = anim.action if anim is not None else None
+    if anim is None or action is None:
+        return
+    slot = getattr(anim, "action_slot", None)  # Blender 4.4+
+    info["user_action"] = action.name
+    info["user_action_fake_user"] = bool(action.use_fake_user)
+    info["user_action_slot"] = str(slot.identifier) if slot is not None else ""
+    action.use_fake_user = True
+    anim.action = None
+
+
+def _put_back_user_action(obj: bpy.types.Object, info: dict[str, Any]) -> None:
+    """Give the object back the action :func:`_set_aside_user_action` took off it."""
+    action = bpy.data.actions.get(info.get("user_action", "")) if info.get("user_action") else None
+    if action is None:
+        return
+    anim = obj.animation_data_create()
+    anim.action = action
+    identifier = info.get("user_action_slot", "")
+    slots = getattr(action, "slots", None)
+    if identifier and slots is not None and getattr(anim, "action_slot", None) is None:
+        slot = next((s for s in slots if s.identifier == identifier), None)
+        if slot is not None:
+            anim.action_slot = slot
+    action.use_fake_user = bool(info.get("user_action_fake_user", False))
 
 
 def _add_keyframes(
@@ -317,12 +353,81 @@ def free_object(obj: bpy.types.Object) -> None:
             obj.shape_key_clear()
     elif output == "KEYFRAMES":
         _remove_action(obj, info.get("action", ""), bool(info.get("created_anim")))
+        _put_back_user_action(obj, info)
         obj.rotation_mode = info.get("rotation_mode", obj.rotation_mode)
         for prop in TRANSFORM_PROPS:
             if prop in info:
                 setattr(obj, prop, info[prop])
     settings.baked_output = ""
+    settings.bake_id = ""
     set_restore_info(obj, {})
+
+
+# Objects that carry another file's or scene's bake are freed by ``identity.repair`` the same way.
+identity.FREE_OBJECT[:] = [free_object]
+
+
+def _played_folder(scene: bpy.types.Scene) -> Path | None:
+    """The folder the scene's Mesh Cache modifiers play (Blender remaps their paths on Save As)."""
+    for obj in baked_objects(scene):
+        if object_bake(obj).baked_output != "PC2":
+            continue
+        modifier = obj.modifiers.get(str(restore_info(obj).get("modifier", "")))
+        if isinstance(modifier, bpy.types.MeshCacheModifier) and modifier.filepath:
+            return Path(abspath(modifier.filepath)).parent
+    return None
+
+
+def baked_folder(scene: bpy.types.Scene) -> tuple[Path | None, bool]:
+    """Where the scene's bake files are, and whether they are this file's own (None, False if unbaked).
+
+    The folder is recorded relative to the .blend. After Save As into another folder, Blender remaps the
+    Mesh Cache paths (the file plays on the cache next to the file that was baked) but not the recorded
+    folder: the files are then that other file's. They are checked and played, but a bake or Free Bake
+    here never deletes them (the next bake writes next to this file)."""
+    state = scene_bake(scene)
+    if not state.cache_folder:
+        return None, False
+    here = Path(abspath(state.cache_folder))
+    if not state.cache_folder.startswith("//"):
+        return here, True
+    played = _played_folder(scene)
+    if played is not None:
+        return played, played == here
+    # Only keyframes and shape keys: where the sidecars are (next to this file, or where it was baked).
+    recorded = Path(state.cache_folder_absolute) if state.cache_folder_absolute else None
+    bake_id = str(state.bake_id)
+    if (
+        recorded is not None
+        and recorded != here
+        and not bake_files(here, bake_id)
+        and bake_files(recorded, bake_id)
+    ):
+        return recorded, False
+    return here, True
+
+
+def files_in_use(scene: bpy.types.Scene) -> set[Path]:
+    """Cache files that bakes other than ``scene``'s use: what any other Mesh Cache modifier of this file
+    plays (after ``scene``'s objects were freed), and the files of every other baked scene."""
+    used: set[Path] = set()
+    for other in bpy.data.scenes:
+        for obj in other.objects:
+            for modifier in obj.modifiers:
+                if not isinstance(modifier, bpy.types.MeshCacheModifier) or not modifier.filepath:
+                    continue
+                if modifier.name.startswith(MODIFIER_NAME):
+                    pc2 = Path(abspath(modifier.filepath))
+                    used.update((pc2, pc2.with_suffix(".json")))
+        if other == scene or not scene_bake(other).baked:
+            continue
+        folder, _ = baked_folder(other)
+        if folder is None:
+            continue
+        for obj in baked_objects(other):
+            used.update(cache_files_of(obj, folder))
+        used.update(bake_files(folder, str(scene_bake(other).bake_id)))
+    return used
 
 
 def bake_files(folder: Path, bake_id: str) -> list[Path]:
@@ -347,18 +452,25 @@ def free_bake(scene: bpy.types.Scene, delete_files: bool = True) -> int:
     since the bake); returns objects freed."""
     state = scene_bake(scene)
     objects = baked_objects(scene)
-    folder = Path(abspath(state.cache_folder)) if state.cache_folder else None
+    folder, own = baked_folder(scene)
+    files: list[Path] = []
     for obj in objects:
+        if folder is not None:
+            files += cache_files_of(obj, folder)
         free_object(obj)
-        if delete_files and folder is not None:
-            cf.remove_files(cache_files_of(obj, folder))
-    if delete_files and folder is not None:
-        cf.remove_files(bake_files(folder, str(state.bake_id)))
+    if delete_files and folder is not None and own:
+        # Never the files another scene's bake plays (or another file's: those are not ``own``).
+        used = files_in_use(scene)
+        files += bake_files(folder, str(state.bake_id))
+        cf.remove_files([path for path in files if path not in used])
         cf.remove_tree(folder / (STAGING_PREFIX + ensure_scene_uid(scene)))
         cf.remove_dir_if_empty(folder)
+    if delete_files:
+        cf.remove_tree(cache_folder(scene)[0] / (STAGING_PREFIX + ensure_scene_uid(scene)))
     state.baked = False
     state.settings_hash = ""
     state.bake_id = ""
+    state.cache_folder_absolute = ""
     state.status = "Bake freed" if objects else ""
     state.error = ""
     scene_settings(scene).is_baked = False

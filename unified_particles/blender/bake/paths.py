@@ -72,6 +72,7 @@ def ensure_scene_uid(scene: bpy.types.Scene) -> str:
     state = scene_bake(scene)
     if not state.uid:
         state.uid = cf.new_uid()
+        state.uid_owner = scene.name
     return str(state.uid)
 
 

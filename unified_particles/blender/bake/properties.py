@@ -50,6 +50,12 @@ class UNIFIED_PARTICLES_PG_object_bake(bpy.types.PropertyGroup):
     restore: StringProperty(  # type: ignore[valid-type]
         name="Restore Data", description="JSON: how to undo the bake on this object"
     )
+    bake_id: StringProperty(  # type: ignore[valid-type]
+        name="Bake Id",
+        description="The bake whose output this object carries (an object appended from another file, or "
+        "copied from another scene, carries a bake that is not its scene's: it is unbaked)",
+        default="",
+    )
 
 
 def _get_outdated(self: Any) -> bool:
@@ -64,6 +70,12 @@ def _get_outdated(self: Any) -> bool:
 
 class UNIFIED_PARTICLES_PG_scene_bake(bpy.types.PropertyGroup):
     uid: StringProperty(name="Scene Cache Id", default="")  # type: ignore[valid-type]
+    uid_owner: StringProperty(  # type: ignore[valid-type]
+        name="Scene Cache Id Owner",
+        description="Name of the scene the id was given to (a copy of the scene carries the original's name "
+        "here, so the original keeps the id and its bake, and the copy gets a new id)",
+        default="",
+    )
     baked: BoolProperty(name="Baked", default=False)  # type: ignore[valid-type]
     outdated: BoolProperty(  # type: ignore[valid-type]
         name="Outdated",
@@ -77,6 +89,12 @@ class UNIFIED_PARTICLES_PG_scene_bake(bpy.types.PropertyGroup):
     bake_id: StringProperty(name="Bake Id", default="")  # type: ignore[valid-type]
     cache_folder: StringProperty(  # type: ignore[valid-type]
         name="Baked Cache Folder", description="Folder the current bake's files are in", default=""
+    )
+    cache_folder_absolute: StringProperty(  # type: ignore[valid-type]
+        name="Baked Cache Folder (Absolute)",
+        description="Where the folder was when the bake was made (after Save As into another folder, the "
+        "relative folder points next to the new file, the cache is still next to the old one)",
+        default="",
     )
     status: StringProperty(name="Bake Status", default="")  # type: ignore[valid-type]
     error: StringProperty(name="Bake Error", default="")  # type: ignore[valid-type]

@@ -15,7 +15,6 @@ base modules.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import bpy
@@ -23,8 +22,8 @@ import bpy
 from .. import cachefiles as cf
 from ..rna import mesh_of, object_bake, scene_bake
 from ..scene_reader import settings_signature, simulated_objects
-from .outputs import bake_output, baked_objects
-from .paths import BAKED_ROLES, abspath, role
+from .outputs import bake_output, baked_folder, baked_objects
+from .paths import BAKED_ROLES, role
 
 
 def report(message: str) -> None:
@@ -72,7 +71,8 @@ def check_bake(scene: bpy.types.Scene) -> list[str]:
     problems: list[str] = []
     if state.outdated:
         problems.append("settings changed since the bake: bake again to see them")
-    folder = Path(abspath(state.cache_folder)) if state.cache_folder else None
+    # Where the files are: after Save As into another folder, still next to the file that was baked.
+    folder, _ = baked_folder(scene)
     for obj in baked_objects(scene):
         settings = object_bake(obj)
         if folder is None:
