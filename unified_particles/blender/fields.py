@@ -52,8 +52,6 @@ FIELD_SETTINGS = (
 )
 # Body kinds of the frame path's entries that force fields push.
 BODY_KINDS = ("RIGID", "CLOTH", "GRANULAR")
-# How many parents up _animated looks (a guard against a parent loop; Blender forbids them).
-MAX_PARENT_DEPTH = 64
 
 
 def _view_layer(scene: bpy.types.Scene) -> bpy.types.ViewLayer | None:
@@ -80,24 +78,9 @@ def field_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
     return sorted(found, key=lambda o: o.name)
 
 
-def _animated(obj: bpy.types.Object | None) -> bool:
-    """Whether an object's transform or field settings may change over time (keyframes, drivers,
-    NLA, constraints, on it or a parent); the same test as ``scene_reader.is_animated``."""
-    depth = 0
-    while obj is not None and depth < MAX_PARENT_DEPTH:
-        anim = obj.animation_data
-        if anim is not None and (anim.action is not None or len(anim.drivers) or len(anim.nla_tracks)):
-            return True
-        if len(obj.constraints):
-            return True
-        obj = obj.parent
-        depth += 1
-    return False
-
-
 def any_animated(scene: bpy.types.Scene) -> bool:
     """Whether some force field moves or changes over time (frames must then be evaluated one by one)."""
-    return any(_animated(o) for o in field_objects(scene))
+    return any(mesh_io.is_animated(o) for o in field_objects(scene))
 
 
 def field_settings(obj: bpy.types.Object) -> dict[str, Any]:
@@ -115,7 +98,7 @@ def signature(scene: bpy.types.Scene) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for obj in field_objects(scene):
         entry = {"kind": _field(obj).type, **field_settings(obj)}
-        if not _animated(obj):
+        if not mesh_io.is_animated(obj):
             entry["matrix"] = [round(float(v), 9) for v in mesh_io.matrix_to_numpy(obj.matrix_world).ravel()]
         out[obj.name] = entry
     return out

@@ -129,6 +129,25 @@ def evaluated_positions(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -
         obj_eval.to_mesh_clear()
 
 
+# Parent chains longer than this are treated as cycles (Blender refuses real ones; this bounds the walk).
+MAX_PARENT_DEPTH = 64
+
+
+def is_animated(obj: bpy.types.Object | None) -> bool:
+    """Whether an object's transform may change over time (keyframes, drivers, NLA, constraints, on it or
+    a parent)."""
+    depth = 0
+    while obj is not None and depth < MAX_PARENT_DEPTH:
+        anim = obj.animation_data
+        if anim is not None and (anim.action is not None or len(anim.drivers) or len(anim.nla_tracks)):
+            return True
+        if len(obj.constraints):
+            return True
+        obj = obj.parent
+        depth += 1
+    return False
+
+
 def evaluated_matrix_world(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None) -> FloatArray:
     """World matrix after animation, parents and constraints of the current frame."""
     source = obj.evaluated_get(depsgraph) if depsgraph is not None else obj

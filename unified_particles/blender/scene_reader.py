@@ -36,7 +36,7 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
 from . import cloth_result, fields, granular, mesh_io
 from .materials import stiffness_to_compliance, tether_give
-from .mesh_io import REST_ATTRIBUTE, FloatArray
+from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
 from .rna import mesh_of, object_bake, object_settings, scene_settings
 from .settings_ui import panel_setting_names, world_keywords
 
@@ -45,8 +45,6 @@ SIM_ROLES = ("RIGID", "CLOTH", "GRANULAR", "COLLIDER")
 MAX_GRAINS_PER_OBJECT = 2_000_000
 # Smallest cloth mass, kg: a zero-area cloth still gets finite particle masses.
 MIN_CLOTH_MASS = 1e-6
-# How many parents up is_animated looks (a guard against a parent loop; Blender forbids them).
-MAX_PARENT_DEPTH = 64
 # Guards the normalisation of a plane collider's normal (a zero-scaled object has none).
 _TINY_LENGTH = 1e-30
 
@@ -467,20 +465,6 @@ def settings_signature(
 
 
 # ------------------------------------------------------------------------------------- reading
-def is_animated(obj: bpy.types.Object | None) -> bool:
-    """Whether an object's transform may change over time (animation, drivers, constraints, parents)."""
-    depth = 0
-    while obj is not None and depth < MAX_PARENT_DEPTH:
-        anim = obj.animation_data
-        if anim is not None and (anim.action is not None or len(anim.drivers) or len(anim.nla_tracks)):
-            return True
-        if len(obj.constraints):
-            return True
-        obj = obj.parent
-        depth += 1
-    return False
-
-
 # ------------------------------------------------------------------------- animated rigid bodies
 ANIMATED_PATH = "unified_particles.animated"
 # Where each transform channel sits in transform_values' list (location 3, rotation 4, scale 3).

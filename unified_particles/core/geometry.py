@@ -205,6 +205,35 @@ def _iter_ranges(starts: IntArray, counts: IntArray, budget: int) -> Iterator[tu
         yield owner, starts[owner] + (k - begin[owner])
 
 
+def _grid_pairs(
+    points: FloatArray, which: IntArray, levels: list[_GridLevel], lo: FloatArray
+) -> Iterator[tuple[IntArray, IntArray]]:
+    """(point, triangle) index arrays of the triangles binned in each point's cell, level by level, in
+    bounded windows: the candidates the surfaces' ``candidates`` then filter."""
+    for first in range(0, which.size, _SURFACE_QUERY_CHUNK):
+        chunk = which[first : first + _SURFACE_QUERY_CHUNK]
+        p = points[chunk]
+        for level in levels:
+            c = np.floor((p - lo) / level.cell).astype(np.int64)
+            valid = np.all((c >= 0) & (c < level.dims), axis=1)
+            key = (c[:, 0] * level.dims[1] + c[:, 1]) * level.dims[2] + c[:, 2]
+            slot = np.minimum(np.searchsorted(level.keys, key), level.keys.size - 1)
+            rows = np.flatnonzero(valid & (level.keys[slot] == key))
+            hs = slot[rows]
+            for owner, pos in _iter_ranges(level.start[hs], level.count[hs], _PAIR_BUDGET):
+                yield chunk[rows[owner]], level.tri[pos]
+
+
+def _sorted_pairs(parts: list[tuple[IntArray, IntArray]]) -> tuple[IntArray, IntArray]:
+    """The (point, triangle) pairs of ``parts`` in one pair of arrays, sorted by point (stable)."""
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    pi = np.concatenate([p for p, _ in parts])
+    ti = np.concatenate([t for _, t in parts])
+    order = np.argsort(pi, kind="stable")
+    return pi[order], ti[order]
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Kernels on (point, triangle) pairs
 # ----------------------------------------------------------------------------------------------------------
@@ -1502,37 +1531,18 @@ class ExactSurface:
         """
         if reach > self.band * (1.0 + 1e-12):
             raise ValueError(f"reach {reach} exceeds the grid's band {self.band}")
-        pts_parts: list[IntArray] = []
-        tri_parts: list[IntArray] = []
-        for lo in range(0, which.size, _SURFACE_QUERY_CHUNK):
-            chunk = which[lo : lo + _SURFACE_QUERY_CHUNK]
-            p = points[chunk]
-            for level in self._levels:
-                c = np.floor((p - self.lo) / level.cell).astype(np.int64)
-                valid = np.all((c >= 0) & (c < level.dims), axis=1)
-                key = (c[:, 0] * level.dims[1] + c[:, 1]) * level.dims[2] + c[:, 2]
-                slot = np.minimum(np.searchsorted(level.keys, key), level.keys.size - 1)
-                rows = np.flatnonzero(valid & (level.keys[slot] == key))
-                hs = slot[rows]
-                for owner, pos in _iter_ranges(level.start[hs], level.count[hs], _PAIR_BUDGET):
-                    # Cheapest tests first, each on the survivors of the previous one.
-                    pi = chunk[rows[owner]]
-                    ti = level.tri[pos]
-                    q = points[pi]
-                    ok = np.abs(np.einsum("ij,ij->i", q, self._normal[ti]) - self._offset[ti]) <= reach
-                    pi, ti, q = pi[ok], ti[ok], q[ok]
-                    ok = np.all((q >= self._tlo[ti] - reach) & (q <= self._thi[ti] + reach), axis=1)
-                    pi, ti, q = pi[ok], ti[ok], q[ok]
-                    beyond = np.einsum("ijk,ik->ij", self._side[ti], q) - self._side_offset[ti]
-                    ok = beyond.max(axis=1, initial=-np.inf) <= reach
-                    pts_parts.append(pi[ok])
-                    tri_parts.append(ti[ok])
-        if not pts_parts:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        pi = np.concatenate(pts_parts)
-        ti = np.concatenate(tri_parts)
-        order = np.argsort(pi, kind="stable")
-        return pi[order], ti[order]
+        parts: list[tuple[IntArray, IntArray]] = []
+        for pi, ti in _grid_pairs(points, which, self._levels, self.lo):
+            # Cheapest tests first, each on the survivors of the previous one.
+            q = points[pi]
+            ok = np.abs(np.einsum("ij,ij->i", q, self._normal[ti]) - self._offset[ti]) <= reach
+            pi, ti, q = pi[ok], ti[ok], q[ok]
+            ok = np.all((q >= self._tlo[ti] - reach) & (q <= self._thi[ti] + reach), axis=1)
+            pi, ti, q = pi[ok], ti[ok], q[ok]
+            beyond = np.einsum("ijk,ik->ij", self._side[ti], q) - self._side_offset[ti]
+            ok = beyond.max(axis=1, initial=-np.inf) <= reach
+            parts.append((pi[ok], ti[ok]))
+        return _sorted_pairs(parts)
 
     def nearest(
         self, points: FloatArray, pair_point: IntArray, pair_tri: IntArray
@@ -1880,43 +1890,24 @@ class DeformingSurface:
         the point at any time of the frame (the point is within ``reach`` of its swept box)."""
         if reach > self.band * (1.0 + 1e-12):
             raise ValueError(f"reach {reach} exceeds the grid's band {self.band}")
-        pts_parts: list[IntArray] = []
-        tri_parts: list[IntArray] = []
-        for lo in range(0, which.size, _SURFACE_QUERY_CHUNK):
-            chunk = which[lo : lo + _SURFACE_QUERY_CHUNK]
-            p = points[chunk]
-            for level in self._levels:
-                c = np.floor((p - self.lo) / level.cell).astype(np.int64)
-                valid = np.all((c >= 0) & (c < level.dims), axis=1)
-                key = (c[:, 0] * level.dims[1] + c[:, 1]) * level.dims[2] + c[:, 2]
-                slot = np.minimum(np.searchsorted(level.keys, key), level.keys.size - 1)
-                rows = np.flatnonzero(valid & (level.keys[slot] == key))
-                hs = slot[rows]
-                for owner, pos in _iter_ranges(level.start[hs], level.count[hs], _PAIR_BUDGET):
-                    pi = chunk[rows[owner]]
-                    ti = level.tri[pos]
-                    q = points[pi]
-                    gap = np.maximum(self._tlo[ti] - q, q - self._thi[ti])
-                    ok = (gap[:, 0] <= reach) & (gap[:, 1] <= reach) & (gap[:, 2] <= reach)
-                    pi, ti, q = pi[ok], ti[ok], q[ok]
-                    # Within reach of the triangle at some time: of its start plane, less its travel.
-                    p0 = self._plane0[ti]
-                    d0 = np.abs(np.einsum("ij,ij->i", q, p0[:, :3]) - p0[:, 3])
-                    slack = self._slack[ti]
-                    ok = d0 - slack <= reach
-                    pi, ti, q, slack = pi[ok], ti[ok], q[ok], slack[ok]
-                    s0 = self._side0[ti]
-                    beyond = np.einsum("ijk,ik->ij", s0[:, :, :3], q) - s0[:, :, 3]
-                    far = np.maximum(np.maximum(beyond[:, 0], beyond[:, 1]), beyond[:, 2])
-                    ok = far - slack <= reach
-                    pts_parts.append(pi[ok])
-                    tri_parts.append(ti[ok])
-        if not pts_parts:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        pi = np.concatenate(pts_parts)
-        ti = np.concatenate(tri_parts)
-        order = np.argsort(pi, kind="stable")
-        return pi[order], ti[order]
+        parts: list[tuple[IntArray, IntArray]] = []
+        for pi, ti in _grid_pairs(points, which, self._levels, self.lo):
+            q = points[pi]
+            gap = np.maximum(self._tlo[ti] - q, q - self._thi[ti])
+            ok = (gap[:, 0] <= reach) & (gap[:, 1] <= reach) & (gap[:, 2] <= reach)
+            pi, ti, q = pi[ok], ti[ok], q[ok]
+            # Within reach of the triangle at some time: of its start plane, less its travel.
+            p0 = self._plane0[ti]
+            d0 = np.abs(np.einsum("ij,ij->i", q, p0[:, :3]) - p0[:, 3])
+            slack = self._slack[ti]
+            ok = d0 - slack <= reach
+            pi, ti, q, slack = pi[ok], ti[ok], q[ok], slack[ok]
+            s0 = self._side0[ti]
+            beyond = np.einsum("ijk,ik->ij", s0[:, :, :3], q) - s0[:, :, 3]
+            far = np.maximum(np.maximum(beyond[:, 0], beyond[:, 1]), beyond[:, 2])
+            ok = far - slack <= reach
+            parts.append((pi[ok], ti[ok]))
+        return _sorted_pairs(parts)
 
     @staticmethod
     def _planes(tri: FloatArray) -> FloatArray:
