@@ -268,3 +268,41 @@ def _replay(blend: Path, tmp_path: Path) -> np.ndarray:
     assert proc.returncode == 0, log
     assert "DONE" in proc.stdout, log
     return np.asarray(np.load(out))
+
+
+def test_pin_stiffness_below_one_makes_soft_pins_that_follow_the_object(bpy_clean: ModuleType) -> None:
+    """Pin Stiffness 0.5, every vertex in the Pin Group at weight 1: each hangs on a spring of
+    f = 0.5 Hz x 100^0.5 = 5 Hz (materials.soft_pin_frequency) and carries only itself, so it sags
+    g / (2 pi f)^2 = 9.9 mm (times exp(-d h) with damping d, see tests/core/test_moving_pins.py), to the
+    settling left after 2 s of damping 6/s: 0.2 mm. Then the object is carried 1 m along x by keys, and a
+    second later the sheet hangs under its anchors again."""
+    bpy = bpy_clean
+    bpy.context.preferences.edit.keyframe_new_interpolation_type = "LINEAR"
+    scene = small_scene(bpy, radius=0.05)
+    scene.unified_particles.damping = 6.0
+    scene.frame_end = 120
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=4, y_subdivisions=4, size=0.5, location=(0, 0, 1))
+    sheet = bpy.context.active_object
+    sheet.vertex_groups.new(name="Pins").add(list(range(len(sheet.data.vertices))), 1.0, "REPLACE")
+    sheet.keyframe_insert("location", frame=48)
+    sheet.location.x = 1.0
+    sheet.keyframe_insert("location", frame=72)
+    scene.frame_set(1)
+    rest = world_positions(sheet)
+    run_op(bpy, "make_cloth", sheet)
+    sheet.unified_particles.pin_group = "Pins"
+    sheet.unified_particles.pin_stiffness = 0.5
+    for frame in range(1, 49):
+        scene.frame_set(frame)
+    assert scene.unified_particles.last_error == ""
+    h = 1.0 / (24 * 16)
+    sag = np.exp(-6.0 * h) * 9.81 / (2.0 * np.pi * 5.0) ** 2
+    np.testing.assert_allclose(rest[:, 2] - world_positions(sheet)[:, 2], sag, atol=2e-4)
+    for frame in range(49, 97):
+        scene.frame_set(frame)
+    np.testing.assert_allclose(world_positions(sheet)[:, 0], rest[:, 0] + 1.0, atol=2e-3)
+    # Stiffness 1 holds them exactly (hard pins), as before.
+    sheet.unified_particles.pin_stiffness = 1.0
+    scene.frame_set(1)
+    scene.frame_set(24)
+    np.testing.assert_allclose(world_positions(sheet), rest, atol=1e-6)

@@ -137,7 +137,8 @@ def test_snapshot_nbytes_is_the_sum_of_its_arrays() -> None:
     _run(w, col, range(2))
     snap = w.state()
     arrays = [v for v in vars(snap).values() if isinstance(v, np.ndarray)]
-    assert len(arrays) == 11  # 8 + rigid_kinematic, rigid_target (kinematic), collider_vertices (deforming)
+    # 8 + rigid_kinematic, rigid_target (kinematic), collider_vertices (deforming), soft_pin_target
+    assert len(arrays) == 12
     assert snap.nbytes == sum(a.nbytes for a in arrays)
     assert snap.nbytes >= 2 * w.positions.nbytes  # positions and velocities at least
 

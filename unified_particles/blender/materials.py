@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 # Compliance range of the stiffness factor: 0 -> 1e-1 m/N (very soft), 1 -> 0 (inextensible).
 _COMPLIANCE_SOFT_EXPONENT = -1.0
 _COMPLIANCE_STIFF_EXPONENT = -8.0
@@ -39,6 +41,20 @@ def tether_give(stretch_stiffness: float) -> float:
     """
     s = min(max(float(stretch_stiffness), 0.0), 1.0)
     return _TETHER_GIVE_STIFF + _TETHER_GIVE_SOFT_EXTRA * (1.0 - s)
+
+
+# Soft pins: the spring of pin stiffness x weight 0 vibrates at SOFT_PIN_HZ_MIN, of 1 at SOFT_PIN_HZ_MAX
+# (log scale between): 0.5 Hz hangs a cape 1 m below its anchor, 50 Hz holds it within 0.1 mm.
+SOFT_PIN_HZ_MIN = 0.5
+SOFT_PIN_HZ_MAX = 50.0
+
+
+def soft_pin_frequency(stiffness: Any) -> Any:
+    """Natural frequency, Hz, of a soft pin of stiffness ``stiffness`` (pin stiffness x vertex weight,
+    0 - 1; scalar or array): SOFT_PIN_HZ_MIN x (SOFT_PIN_HZ_MAX / SOFT_PIN_HZ_MIN) ** stiffness. The core's
+    spring is k = m (2 pi f)^2, so a vertex hangs g / (2 pi f)^2 below its anchor whatever its mass."""
+    s = np.clip(np.asarray(stiffness, dtype=np.float64), 0.0, 1.0)
+    return SOFT_PIN_HZ_MIN * (SOFT_PIN_HZ_MAX / SOFT_PIN_HZ_MIN) ** s
 
 
 # Presets: (identifier, label, role, values). Densities in kg/m^3, cloth mass per area in kg/m^2.

@@ -191,6 +191,21 @@ def vertex_group_members(obj: bpy.types.Object, group_name: str, threshold: floa
     return np.asarray(members, dtype=np.int64)
 
 
+def vertex_group_weights(obj: bpy.types.Object, group_name: str) -> FloatArray:
+    """(V,) weight of each vertex of ``obj``'s mesh in vertex group ``group_name`` (0 where not in it)."""
+    mesh = as_type(obj.data, bpy.types.Mesh)
+    weights = np.zeros(len(mesh.vertices))
+    group = obj.vertex_groups.get(group_name)
+    if group is None:
+        return weights
+    index = group.index
+    for v in mesh.vertices:  # build time only (vertex groups have no foreach access)
+        for g in v.groups:
+            if g.group == index:
+                weights[v.index] = g.weight
+    return weights
+
+
 def set_point_cloud(mesh: bpy.types.Mesh, points: FloatArray, radius: float) -> None:
     """Make ``mesh`` a vertex-only mesh with ``points`` (N, 3) and a float POINT attribute ``radius``."""
     points = np.asarray(points, dtype=np.float64).reshape(-1, 3)

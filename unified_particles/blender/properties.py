@@ -164,6 +164,18 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         default="",
         update=_invalidate,
     )
+    pin_stiffness: FloatProperty(  # type: ignore[valid-type]
+        name="Pin Stiffness",
+        description=(
+            "1: the Pin Group's vertices are held exactly. Below 1: every vertex of the group is held by a "
+            "spring to where its object puts it, stiffer with its weight (a soft pin)"
+        ),
+        default=1.0,
+        min=0.0,
+        max=1.0,
+        subtype="FACTOR",
+        update=_invalidate,
+    )
     self_collision: BoolProperty(  # type: ignore[valid-type]
         name="Self Collision",
         description="Let the cloth collide with itself (slower)",

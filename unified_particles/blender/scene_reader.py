@@ -35,7 +35,7 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 
 from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
 from . import cloth_result, fields, granular, mesh_io
-from .materials import stiffness_to_compliance, tether_give
+from .materials import soft_pin_frequency, stiffness_to_compliance, tether_give
 from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
 from .rna import mesh_of, object_bake, object_settings, scene_settings
 from .settings_ui import panel_setting_names, world_keywords
@@ -59,6 +59,7 @@ OBJECT_SETTINGS = (
     "stretch_stiffness",
     "bend_stiffness",
     "pin_group",
+    "pin_stiffness",
     "self_collision",
     "cohesion",
     "field_weight",  # force fields (blender/fields.py)
@@ -251,6 +252,11 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         raise RuntimeError(f"Cloth {obj.name!r} has no faces")
     area = mesh_io.surface_area(vertices, tris)
     pinned = mesh_io.vertex_group_members(obj, s.pin_group) if s.pin_group else np.zeros(0, np.int64)
+    soft, frequency = np.zeros(0, np.int64), np.zeros(0)
+    if s.pin_group and s.pin_stiffness < 1.0:  # soft pins: every vertex of the group, by its weight
+        weights = mesh_io.vertex_group_weights(obj, s.pin_group)
+        soft, pinned = np.flatnonzero(weights > 0.0), pinned[:0]
+        frequency = soft_pin_frequency(float(s.pin_stiffness) * weights[soft])
     body = world.add_cloth(
         vertices,
         tris,
@@ -263,6 +269,8 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         name=obj.name,
         tether_give=tether_give(s.stretch_stiffness),
         initial_velocity=tuple(s.initial_velocity),
+        soft_pins=soft,
+        soft_pin_frequency=frequency if soft.size else 1.0,
     )
     # A cloth whose object moves (keyframes, parents, constraints) or whose mesh is deformed: its pins ride
     # along (move_pins).
@@ -371,19 +379,18 @@ def move_pins(entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> No
     (a cape pinned to a keyframed or parented object). Cloths that do not move keep their pins still.
     """
     for entry in entries:
-        if entry.kind != "CLOTH" or not entry.animated or not len(entry.body.pinned):
+        if entry.kind != "CLOTH" or not entry.animated:
             continue
+        pinned, soft = entry.body.pinned, entry.body.soft_pins
         obj = bpy.data.objects.get(entry.name)
-        if obj is None or entry.rest_local is None:
+        if obj is None or entry.rest_local is None or not (len(pinned) or len(soft)):
             continue
         matrix = mesh_io.evaluated_matrix_world(obj, depsgraph)
-        pinned = entry.body.pinned
-        local = (
-            cloth_result.animated_positions(obj, depsgraph)[pinned]
-            if entry.deformed
-            else entry.rest_local[pinned]
-        )
-        entry.body.set_pin_targets(mesh_io.transform_points(matrix, local))
+        local = cloth_result.animated_positions(obj, depsgraph) if entry.deformed else entry.rest_local
+        if len(pinned):
+            entry.body.set_pin_targets(mesh_io.transform_points(matrix, local[pinned]))
+        if len(soft):  # soft pins: their springs' anchors
+            entry.body.set_soft_pin_targets(mesh_io.transform_points(matrix, local[soft]))
 
 
 def move_kinematic_bodies(world: World, entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> None:

@@ -129,6 +129,7 @@ class Cloth(Body):
 
     Attributes:
         pinned: (K,) vertex indices (local to this cloth) that have infinite mass.
+        soft_pins: (S,) vertex indices held to targets by springs (``World.add_cloth(soft_pins=...)``).
         n_stretch, n_bend: number of stretch/shear and bending constraints.
     """
 
@@ -143,9 +144,11 @@ class Cloth(Body):
         pinned: IntArray,
         n_stretch: int,
         n_bend: int,
+        soft_pins: IntArray | None = None,
     ) -> None:
         super().__init__(world, indices, group, name)
         self.pinned = pinned
+        self.soft_pins = np.zeros(0, np.int64) if soft_pins is None else soft_pins
         self.n_stretch = n_stretch
         self.n_bend = n_bend
 
@@ -160,6 +163,13 @@ class Cloth(Body):
         and drag the cloth along (a cape on a walking character). Call it before each step the pins move
         in; without it they stay where they are. See :meth:`World.set_pin_targets`."""
         self._world.set_pin_targets(self.indices[self.pinned], positions)
+
+    def set_soft_pin_targets(self, positions: ArrayLike) -> None:
+        """Move the anchors of the soft pins to ``positions`` (S, 3), world metres, in the order of
+        ``soft_pins``, by the end of the next step (in a straight line over its small steps); the springs
+        pull the vertices after them. Anchors stay where they were last put. See
+        :meth:`World.set_soft_pin_targets`."""
+        self._world.set_soft_pin_targets(self.indices[self.soft_pins], positions)
 
 
 class Granular(Body):

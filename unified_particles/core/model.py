@@ -73,6 +73,8 @@ class ParticleModel:
         stretch: cloth stretch/shear distance constraints (edges), graph-coloured.
         bend: cloth bending distance constraints (across adjacent triangles), Jacobi.
         tether: long-range attachments of pinned cloth (unilateral, one per free vertex).
+        soft_pin_idx, soft_pin_compliance: (S,) soft-pinned particles and the XPBD compliance (m/N) of
+            the zero-length spring holding each to its target (``World.add_cloth(soft_pins=...)``).
     """
 
     def __init__(self) -> None:
@@ -86,6 +88,7 @@ class ParticleModel:
         self._stretch: list[DistanceConstraints] = []
         self._bend: list[DistanceConstraints] = []
         self._tethers: list[tuple[IntArray, IntArray, FloatArray]] = []
+        self._soft_pins: list[tuple[IntArray, FloatArray]] = []
         self.built = False
         self.finalize()
 
@@ -156,6 +159,11 @@ class ParticleModel:
             self._tethers.append(tether)
         self.built = False
 
+    def add_soft_pins(self, idx: IntArray, compliance: FloatArray) -> None:
+        """Append soft pins: particles ``idx`` held to targets by zero-length springs of ``compliance``."""
+        self._soft_pins.append((idx, compliance))
+        self.built = False
+
     # ------------------------------------------------------------------ frozen arrays
     def finalize(self) -> None:
         """Concatenate the per-body parts into the frozen fields (no-op if nothing was added)."""
@@ -203,4 +211,7 @@ class ParticleModel:
         self.bend = DistanceConstraints.concatenate(self._bend, False, n)
         tether = [*self._tethers, (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))]
         self.tether = TetherSolver(*(np.concatenate([t[k] for t in tether]) for k in range(3)))
+        soft = [*self._soft_pins, (np.zeros(0, np.int64), np.zeros(0))]
+        self.soft_pin_idx: IntArray = np.concatenate([s[0] for s in soft])
+        self.soft_pin_compliance: FloatArray = np.concatenate([s[1] for s in soft])
         self.built = True

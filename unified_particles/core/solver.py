@@ -77,6 +77,17 @@ class PinMotion:
     travel: FloatArray
 
 
+@dataclass(frozen=True)
+class SoftPinMotion:
+    """Soft pins over one frame: particle ``idx`` is pulled towards its anchor, at fraction ``alpha`` of
+    the frame at ``start + alpha * travel``, by a zero-length spring of XPBD ``compliance`` (m/N)."""
+
+    idx: IntArray
+    start: FloatArray
+    travel: FloatArray
+    compliance: FloatArray
+
+
 def apply_jacobi(x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> IntArray:
     """x_i += omega / n_i * sum of the corrections on i (paper Eq. 11); returns the counts n_i."""
     n = len(x)
@@ -152,6 +163,7 @@ class Solver:
         self._solver_cache: dict[float, list[GaussSeidelSolver | JacobiSolver]] = {}
         self.kinematic: KinematicFrame | None = None  # this frame's kinematic bodies (begin_frame)
         self.pin_motion: PinMotion | None = None  # this frame's moving pins (World.set_pin_targets)
+        self.soft_pin_motion: SoftPinMotion | None = None  # this frame's soft pin anchors (World.step)
         self._dynamic: BoolArray | None = None  # particle_dynamic without kinematic particles
         self.fields: FieldSystem | None = None  # force fields (World.add_force_field)
 
@@ -221,6 +233,13 @@ class Solver:
         )
         if model.shape_matching is not None:
             self._solve_shape_matching(state, x_pred, touching)
+        soft = self.soft_pin_motion
+        if soft is not None:
+            # Soft pins: XPBD zero-length springs to the anchors, C = |x - a|; one iteration per small
+            # step, so dx = -w / (w + compliance / h^2) (x - a) (lambda starts at zero each step).
+            w = model.particle_inv_mass[soft.idx]
+            gap = x_pred[soft.idx] - (soft.start + alpha * soft.travel)
+            x_pred[soft.idx] -= (w / (w + soft.compliance / (h * h)))[:, None] * gap
         if len(model.tether):
             # Pinned cloth: no vertex farther from its pin than the cloth allows (long-range
             # attachments). Before the edges, which then smooth what the tethers pulled.

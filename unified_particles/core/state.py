@@ -39,6 +39,7 @@ class Snapshot:
         collider_vertices: (2 V, 3) the vertices of the deforming mesh colliders
             (``MeshCollider.set_vertices``) at the frame's start and now, collider after collider
             (V = their total vertex count; (0, 3) when none deforms).
+        soft_pin_target: (S, 3) where each soft pin's spring is anchored now (``Cloth.soft_pins``).
     """
 
     particle_count: int
@@ -55,6 +56,7 @@ class Snapshot:
     rigid_kinematic: FloatArray
     rigid_target: FloatArray
     collider_vertices: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
+    soft_pin_target: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
 
     @property
     def nbytes(self) -> int:
@@ -102,12 +104,14 @@ _ARRAY_FIELDS = frozenset(
         "rigid_kinematic",
         "rigid_target",
         "collider_vertices",
+        "soft_pin_target",
     )
 )
 # Fields added with kinematic bodies: snapshots saved before them (e.g. a bake to resume) still load.
 _KINEMATIC_FIELDS = frozenset(("rigid_kinematic", "rigid_target"))
 # Fields that may be missing from an older snapshot (deforming colliders: none deforms, the default).
-_OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {"collider_vertices"}
+# (soft pins: their anchors stay where the particles are).
+_OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {"collider_vertices", "soft_pin_target"}
 
 
 def rigid_transforms(rotation: FloatArray, center: FloatArray, rest_center: FloatArray) -> FloatArray:
@@ -136,6 +140,7 @@ class ParticleState:
         rigid_kinematic: (B,) bool, the body follows ``rigid_target`` with infinite mass.
         rigid_target: (B, 4, 4) each body's target transform (build frame -> pose at the end of the
             next frame); used while it is kinematic.
+        soft_pin_target: (S, 3) each soft pin's anchor now (``ParticleModel.soft_pin_idx`` order).
     """
 
     positions: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -145,6 +150,7 @@ class ParticleState:
     rigid_touch_count: FloatArray = field(default_factory=lambda: np.zeros(0))
     rigid_kinematic: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     rigid_target: FloatArray = field(default_factory=lambda: np.zeros((0, 4, 4)))
+    soft_pin_target: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
 
     @property
     def particle_count(self) -> int:

@@ -77,7 +77,7 @@ from .fields import FieldSystem, ForceField
 from .kinematic import nearest_rotation
 from .model import KIND_CLOTH, KIND_GRANULAR, KIND_RIGID, ParticleModel
 from .settings import SolverSettings
-from .solver import PinMotion, Solver, diverged_particles, divergence_error
+from .solver import PinMotion, SoftPinMotion, Solver, diverged_particles, divergence_error
 from .state import ParticleState, Snapshot, rigid_transforms
 
 __all__ = ["BYTES_PER_PARTICLE", "SolverSettings", "World"]
@@ -193,6 +193,7 @@ class World:
         self._state = ParticleState()
         # (particles, positions at the end of the next step) given by set_pin_targets since the last step
         self._pin_targets: list[tuple[IntArray, FloatArray]] = []
+        self._soft_pin_targets: list[tuple[IntArray, FloatArray]] = []  # the same for soft pins' anchors
         self._solver = Solver(
             self.model, self.settings, self.radius, self.margin, g, self.planes, self.meshes
         )
@@ -409,6 +410,8 @@ class World:
         name: str | None = None,
         tether_give: float | None = 0.1,
         initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
+        soft_pins: ArrayLike | None = None,
+        soft_pin_frequency: ArrayLike = 2.0,
     ) -> Cloth:
         """Add a cloth: one particle per vertex, distance constraints on edges and across edges.
 
@@ -427,6 +430,12 @@ class World:
                 (1 + tether_give) times its rest path length along the mesh (long-range attachments,
                 FleX's "tether give"), however heavy the load; 0.1 lets it stretch 10%. None: no tethers.
             initial_velocity: (3,) velocity of every free vertex at the start, m/s (pinned ones stay).
+            soft_pins: vertex indices (or a (V,) bool mask), not also in ``pinned``, each held to a target
+                (its start position, moved by ``Cloth.set_soft_pin_targets``) by a zero-length spring: a
+                soft pin, like Blender's cloth *Pin Stiffness*.
+            soft_pin_frequency: Hz, > 0, scalar or one per soft pin: each spring's stiffness as the
+                natural frequency of its vertex on it, k = m (2 pi f)^2 (XPBD compliance 1 / k), so a
+                soft pin's give does not depend on the mesh resolution or the cloth's mass.
         """
         v0 = _vector(initial_velocity, "initial_velocity")
         v = geometry.as_vertices(vertices)
@@ -439,6 +448,12 @@ class World:
         n = len(v)
         self.check_capacity(n, f"{name!r} as cloth" if name else "this cloth")
         pin_local = self._pinned_indices(pinned, n)
+        soft_local = self._pinned_indices(soft_pins, n)
+        if np.intersect1d(soft_local, pin_local).size:
+            raise SimulationInputError("a vertex cannot be both pinned and soft-pinned: pick one")
+        frequency = np.broadcast_to(np.asarray(soft_pin_frequency, dtype=np.float64), soft_local.shape)
+        if soft_local.size and not (np.all(np.isfinite(frequency)) and np.all(frequency > 0.0)):
+            raise SimulationInputError(f"soft_pin_frequency must be positive Hz, got {soft_pin_frequency!r}")
         # Lumped mass: each triangle gives a third of its area to each corner.
         area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
         vert_area = np.bincount(f.ravel(), weights=np.repeat(area / 3.0, 3), minlength=n)
@@ -471,7 +486,12 @@ class World:
             free, anchor, length = tethers(edges, v, pin_local)
             tether = (free + idx[0], anchor + idx[0], length * (1.0 + give))
         self.model.add_cloth_constraints(stretch, bending, tether)
-        body = Cloth(self, idx, group, name, pin_local, len(stretch), len(bending))
+        if soft_local.size:  # k = m (2 pi f)^2, compliance 1 / k
+            self.model.add_soft_pins(
+                soft_local + idx[0], inv_mass[soft_local] / (2.0 * np.pi * frequency) ** 2
+            )
+            self._state.soft_pin_target = np.concatenate([self._state.soft_pin_target, v[soft_local]])
+        body = Cloth(self, idx, group, name, pin_local, len(stretch), len(bending), soft_local)
         self.bodies.append(body)
         self._field_system().add_cloth(idx, f)  # wind presses on the triangles (core/fields.py)
         return body
@@ -655,19 +675,56 @@ class World:
             SimulationInputError: an index is not a pinned particle, or the shapes or values are wrong.
         """
         self._ensure_built()
+        idx, target = self._pin_request(indices, positions, "pin targets")
+        if (self.model.particle_inv_mass[idx] != 0.0).any():
+            raise SimulationInputError("only pinned particles (infinite mass) can be given pin targets")
+        self._pin_targets.append((idx, target.copy()))
+
+    def set_soft_pin_targets(self, indices: ArrayLike, positions: ArrayLike) -> None:
+        """Move the anchors of soft-pinned particles ``indices`` (K,) to ``positions`` (K, 3), world metres,
+        by the end of the next :meth:`step` (in a straight line over its small steps). Anchors stay where
+        they were last put (``Cloth.set_soft_pin_targets`` does this for one cloth's soft pins).
+
+        Raises:
+            SimulationInputError: an index is not a soft-pinned particle, or the shapes or values are wrong.
+        """
+        self._ensure_built()
+        idx, target = self._pin_request(indices, positions, "soft pin targets")
+        rows = np.searchsorted(self.model.soft_pin_idx, idx)
+        rows = np.minimum(rows, max(len(self.model.soft_pin_idx) - 1, 0))
+        if idx.size and (len(self.model.soft_pin_idx) == 0 or (self.model.soft_pin_idx[rows] != idx).any()):
+            raise SimulationInputError(
+                "only soft-pinned particles (add_cloth(soft_pins=...)) have soft pin targets"
+            )
+        self._soft_pin_targets.append((rows, target))
+
+    def _pin_request(
+        self, indices: ArrayLike, positions: ArrayLike, what: str
+    ) -> tuple[IntArray, FloatArray]:
+        """Checked (K,) particle indices and (K, 3) positions of a pin target request."""
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         target = np.asarray(positions, dtype=np.float64)
         if target.shape != (idx.size, 3):
             raise SimulationInputError(
-                f"pin targets must be ({idx.size}, 3) positions, one per pinned particle; got {target.shape}"
+                f"{what} must be ({idx.size}, 3) positions, one per pin; got {target.shape}"
             )
         if not np.isfinite(target).all():
-            raise SimulationInputError("pin targets contain NaN or infinite coordinates")
+            raise SimulationInputError(f"{what} contain NaN or infinite coordinates")
         if idx.size and (idx.min() < 0 or idx.max() >= self.particle_count):
             raise SimulationInputError(f"pin indices must be in 0..{self.particle_count - 1}")
-        if (self.model.particle_inv_mass[idx] != 0.0).any():
-            raise SimulationInputError("only pinned particles (infinite mass) can be given pin targets")
-        self._pin_targets.append((idx, target.copy()))
+        return idx, target.copy()
+
+    def _take_soft_pin_motion(self) -> SoftPinMotion | None:
+        """This frame's soft pin anchors: from where they are to the targets set since the last step."""
+        model = self.model
+        if not len(model.soft_pin_idx):
+            return None
+        start = self._state.soft_pin_target.copy()
+        end = start.copy()
+        for rows, target in self._soft_pin_targets:  # the requests since the last step, in order
+            end[rows] = target
+        self._soft_pin_targets.clear()
+        return SoftPinMotion(model.soft_pin_idx, start, end - start, model.soft_pin_compliance)
 
     def _take_pin_motion(self) -> PinMotion | None:
         """This frame's moving pins (the targets set since the last step), and forget the targets."""
@@ -694,18 +751,21 @@ class World:
             try:
                 self._solver.begin_frame(self._state)  # kinematic bodies' paths over this frame
                 self._solver.pin_motion = pins = self._take_pin_motion()
+                self._solver.soft_pin_motion = soft = self._take_soft_pin_motion()
                 for k in range(n):
                     self._small_step(h, (k + 1) / n, dt, stabilize=k == 0)
                 if pins is not None:  # exactly on target (no round-off), and still until moved again
                     self._state.positions[pins.idx] = pins.start + pins.travel
                     self._state.velocities[pins.idx] = 0.0
+                if soft is not None:
+                    self._state.soft_pin_target = soft.start + soft.travel
                 self._solver.update_rigid_frames(self._state)
                 self._follow_dynamic_targets()
             except Exception:
                 if not diverged_particles(self._state, self.settings.max_speed).any():
                     raise  # a genuine error, not a blow-up
             finally:
-                self._solver.pin_motion = None
+                self._solver.pin_motion = self._solver.soft_pin_motion = None
             bad = diverged_particles(self._state, self.settings.max_speed)
             if bad.any():
                 error = divergence_error(
@@ -801,6 +861,7 @@ class World:
             rigid_kinematic=st.rigid_kinematic.astype(np.float64),
             rigid_target=st.rigid_target.copy(),
             collider_vertices=deforming_vertices(meshes),
+            soft_pin_target=st.soft_pin_target.copy(),
         )
 
     def set_state(self, snapshot: Snapshot | Mapping[str, Any]) -> None:
@@ -821,6 +882,7 @@ class World:
             nb_ref = np.asarray(snap.neighbor_reference, dtype=np.float64)
             kinematic = np.asarray(snap.rigid_kinematic, dtype=np.float64)
             target = np.asarray(snap.rigid_target, dtype=np.float64)
+            soft = np.asarray(snap.soft_pin_target, dtype=np.float64).reshape(-1, 3)
             time, frame = float(snap.time), int(snap.frame)
         except (TypeError, ValueError) as exc:
             raise SimulationInputError(f"not a World snapshot: {exc}") from None
@@ -844,6 +906,14 @@ class World:
         st.rigid_rotation, st.rigid_center = rot.copy(), center.copy()
         st.rigid_touch_count = touch.copy()
         st.rigid_kinematic, st.rigid_target = kinematic > 0.5, target.copy()
+        self._ensure_built()  # the model's soft pins
+        n_soft = len(self.model.soft_pin_idx)
+        if soft.shape == (n_soft, 3):
+            st.soft_pin_target = soft.copy()
+        elif len(soft) == 0:  # a snapshot from before soft pins: anchors where the particles are
+            st.soft_pin_target = x[self.model.soft_pin_idx].copy()
+        else:
+            raise SimulationInputError("snapshot has a different number of soft pins")
         self._ensure_built()
         self._solver.restore_candidates(nb_ref)
         for mesh, m, m0 in zip(self.meshes, ct, cs, strict=True):
