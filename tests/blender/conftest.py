@@ -67,6 +67,25 @@ def bpy_clean(bpy_module: ModuleType) -> ModuleType:
     return bpy
 
 
+def run_blender_without_addon(
+    script: str, *args: str, timeout: float = 300.0
+) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` with ``args`` (``sys.argv[1:]``) in a fresh Blender that has never seen the add-on (an
+    empty user folder): what a render farm or a colleague without the extension opens a file in."""
+    env = dict(os.environ)
+    fresh = tempfile.mkdtemp(prefix="up-no-addon-")
+    env["BLENDER_USER_RESOURCES"] = fresh
+    env["XDG_CACHE_HOME"] = os.path.join(fresh, "cache")
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def run_blender(script: str, timeout: float = 300.0) -> subprocess.CompletedProcess[str]:
     """Run ``script`` in a fresh Python with bpy (a new Blender), sharing the user folder."""
     return subprocess.run(

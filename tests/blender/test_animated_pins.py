@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -13,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .conftest import PACKAGE
+from .conftest import PACKAGE, run_blender_without_addon
 from .helpers import matrix, run_op, small_scene, world_positions
 
 FRAMES = 13
@@ -251,19 +248,8 @@ def world_positions_evaluated(bpy: ModuleType, obj: Any) -> np.ndarray:
 
 def _replay(blend: Path, tmp_path: Path) -> np.ndarray:
     """World positions of the cape's evaluated vertices at every frame, in a Blender without the add-on."""
-    env = dict(os.environ)
-    fresh = tempfile.mkdtemp(prefix="up-no-addon-")
-    env["BLENDER_USER_RESOURCES"] = fresh
-    env["XDG_CACHE_HOME"] = os.path.join(fresh, "cache")
     out = tmp_path / "replay.npy"
-    proc = subprocess.run(
-        [sys.executable, "-c", REPLAY, str(blend), str(out), str(FRAMES)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_blender_without_addon(REPLAY, str(blend), str(out), str(FRAMES))
     log = proc.stdout[-2000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, log
     assert "DONE" in proc.stdout, log

@@ -3,17 +3,14 @@ deform modifiers) is read again every frame; what rests on it is carried, what i
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from .conftest import PACKAGE
+from .conftest import PACKAGE, run_blender_without_addon
 from .helpers import matrix, run_op, small_scene
 
 RISE_START, RISE_END, FRAMES = 5, 17, 22
@@ -165,19 +162,8 @@ def test_armature_driven_collider_pushes_grains(bpy_clean: ModuleType) -> None:
 
 
 def _replay(blend: Path, tmp_path: Path) -> np.ndarray:
-    env = dict(os.environ)
-    fresh = tempfile.mkdtemp(prefix="up-no-addon-")
-    env["BLENDER_USER_RESOURCES"] = fresh
-    env["XDG_CACHE_HOME"] = os.path.join(fresh, "cache")
     out = tmp_path / "replay.npy"
-    proc = subprocess.run(
-        [sys.executable, "-c", REPLAY, str(blend), str(out), str(FRAMES)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_blender_without_addon(REPLAY, str(blend), str(out), str(FRAMES))
     log = proc.stdout[-2000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, log
     assert "DONE" in proc.stdout, log

@@ -9,10 +9,7 @@ a t h / 2 per small step h).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 from types import ModuleType
@@ -21,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .conftest import PACKAGE
+from .conftest import PACKAGE, run_blender_without_addon
 from .helpers import add_cube, matrix, run_op, small_scene
 
 FPS = 24
@@ -189,18 +186,7 @@ def test_bake_replays_field_driven_motion_without_the_addon(bpy_clean: ModuleTyp
     field.field.strength = 4.0
     assert not scene.unified_particles_bake.outdated
 
-    env = dict(os.environ)
-    fresh = tempfile.mkdtemp(prefix="up-no-addon-")
-    env["BLENDER_USER_RESOURCES"] = fresh
-    env["XDG_CACHE_HOME"] = os.path.join(fresh, "cache")
-    proc = subprocess.run(
-        [sys.executable, "-c", BAKE_REPLAY, str(blend), str(FRAMES + 1)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_blender_without_addon(BAKE_REPLAY, str(blend), str(FRAMES + 1))
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert lines, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -5,8 +5,6 @@ body that follows its own keyframes, pushes another body, then flies on; baked, 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import textwrap
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .conftest import run_blender
+from .conftest import run_blender_without_addon
 from .helpers import add_cube, add_plane, matrix, run_op, small_scene, world_positions
 
 G = 9.81
@@ -290,18 +288,9 @@ def test_bake_replays_the_animated_shot_without_the_addon(
 
 
 def _run_replay(blend: Path, frames: int) -> dict[str, Any]:
-    env_home = tempfile.mkdtemp(prefix="up-no-addon-")
-    saved = {k: os.environ.get(k) for k in ("BLENDER_USER_RESOURCES", "XDG_CACHE_HOME")}
-    os.environ["BLENDER_USER_RESOURCES"] = env_home
-    os.environ["XDG_CACHE_HOME"] = os.path.join(env_home, "cache")
-    try:
-        proc = run_blender(REPLAY.replace("sys.argv[1], int(sys.argv[2])", f"{str(blend)!r}, {frames}"))
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    proc = run_blender_without_addon(
+        REPLAY.replace("sys.argv[1], int(sys.argv[2])", f"{str(blend)!r}, {frames}")
+    )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     log = proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.returncode == 0, log
