@@ -8,12 +8,14 @@ add-on) use ``run_blender`` to run a script in a subprocess.
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -65,6 +67,11 @@ def bpy_clean(bpy_module: ModuleType) -> ModuleType:
 
         addon_utils.enable(PACKAGE, default_set=True)
     return bpy
+
+
+def addon_module(name: str) -> Any:
+    """The installed add-on's module ``name`` (e.g. ``"blender.simulation"``), to read its state."""
+    return importlib.import_module(f"{PACKAGE}.{name}")
 
 
 def run_blender_without_addon(

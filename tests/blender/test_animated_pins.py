@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -10,7 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .conftest import PACKAGE, run_blender_without_addon
+from .conftest import addon_module as module
+from .conftest import run_blender_without_addon
 from .helpers import matrix, run_op, small_scene, world_positions
 
 FRAMES = 13
@@ -229,10 +229,6 @@ def test_pins_ride_on_shape_keys_and_armatures_and_the_result_lands_after_them(
     assert names.index("Unified Particles Bake") == names.index("Unified Particles Cloth") + 1
     bpy.ops.wm.save_mainfile()
     np.testing.assert_allclose(_replay(blend, tmp_path), np.array(shown), atol=2e-5)
-
-
-def module(name: str) -> Any:
-    return sys.modules[f"{PACKAGE}.{name}"]
 
 
 def world_positions_evaluated(bpy: ModuleType, obj: Any) -> np.ndarray:

@@ -3,14 +3,14 @@ deform modifiers) is read again every frame; what rests on it is carried, what i
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from .conftest import PACKAGE, run_blender_without_addon
+from .conftest import addon_module as module
+from .conftest import run_blender_without_addon
 from .helpers import matrix, run_op, small_scene
 
 RISE_START, RISE_END, FRAMES = 5, 17, 22
@@ -30,10 +30,6 @@ for frame in range(1, int(sys.argv[3]) + 1):
 np.save(sys.argv[2], np.array(out))
 print("DONE")
 """
-
-
-def module(name: str) -> Any:
-    return sys.modules[f"{PACKAGE}.{name}"]
 
 
 def _platform_scene(bpy: ModuleType) -> tuple[Any, Any, Any]:  # scene, platform, box

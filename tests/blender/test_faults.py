@@ -9,7 +9,6 @@ installed extension's own modules for the duration of one test.
 from __future__ import annotations
 
 import errno
-import importlib
 import shutil
 import time
 from pathlib import Path
@@ -20,11 +19,8 @@ import numpy as np
 import pytest
 
 from .conftest import PACKAGE
+from .conftest import addon_module as module
 from .helpers import add_cube, add_plane, local_positions, matrix, run_op, small_scene
-
-
-def module(name: str) -> ModuleType:
-    return importlib.import_module(f"{PACKAGE}.{name}")
 
 
 def add_grid(bpy: ModuleType, location: tuple[float, float, float], subdivisions: int = 4) -> Any:

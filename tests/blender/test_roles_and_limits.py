@@ -4,7 +4,6 @@ ones, limits that agree with their suggestions, negative scales, hidden/excluded
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -13,12 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .conftest import PACKAGE
+from .conftest import addon_module as module
 from .helpers import add_cube, local_positions, matrix, remove_faces, run_op, small_scene, world_positions
-
-
-def module(name: str) -> Any:
-    return sys.modules[f"{PACKAGE}.{name}"]
 
 
 @pytest.fixture

@@ -1422,6 +1422,36 @@ def _bin_boxes(
     return levels
 
 
+def _welded_surface(
+    vertices: npt.ArrayLike, faces: npt.ArrayLike
+) -> tuple[FloatArray, IntArray, IntArray, bool, float]:
+    """A triangle mesh with its corners welded by coordinate and zero-area triangles dropped.
+
+    Returns the welded vertices (W, 3), for each the index of its first input vertex (W,), the faces
+    (k, 3) into them (turned outward when the mesh is closed and consistently oriented), whether it is,
+    and the mesh's size (longest bounding-box side, metres). A mesh with no area raises.
+    """
+    v = as_vertices(vertices)
+    welded, rep, inverse = np.unique(v, axis=0, return_index=True, return_inverse=True)
+    f = inverse.reshape(-1)[as_triangles(faces, v.shape[0])]
+    cross = np.cross(welded[f[:, 1]] - welded[f[:, 0]], welded[f[:, 2]] - welded[f[:, 0]])
+    area2 = np.sqrt(np.einsum("ij,ij->i", cross, cross))
+    scale = max(float(np.ptp(welded, axis=0).max()), 1e-12)
+    keep = area2 > 1e-14 * scale * scale
+    if not keep.any():
+        raise SimulationInputError(
+            "every triangle of the mesh has zero area (all vertices on a line or a point); "
+            "the mesh has no surface to simulate"
+        )
+    f = f[keep]
+    directed = f[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+    n_v = welded.shape[0]
+    closed = _is_closed(f) and np.unique(directed[:, 0] * n_v + directed[:, 1]).size == len(directed)
+    if closed and _signed_volume(welded[f], welded.mean(axis=0))[0] < 0.0:
+        f = f[:, ::-1].copy()
+    return welded, rep.astype(np.int64), f, bool(closed), scale
+
+
 class ExactSurface:
     """Exact signed distances of points near a triangle mesh, from closest points on the triangles.
 
@@ -1447,24 +1477,10 @@ class ExactSurface:
 
     def __init__(self, vertices: npt.ArrayLike, faces: npt.ArrayLike, band: float) -> None:
         self.band = _check_spacing(band)
-        v = as_vertices(vertices)
-        welded, inverse = np.unique(v, axis=0, return_inverse=True)
-        f = inverse.reshape(-1)[as_triangles(faces, v.shape[0])]
+        welded, _, f, self.closed, scale = _welded_surface(vertices, faces)
+        n_v = welded.shape[0]
         cross = np.cross(welded[f[:, 1]] - welded[f[:, 0]], welded[f[:, 2]] - welded[f[:, 0]])
         area2 = np.sqrt(np.einsum("ij,ij->i", cross, cross))
-        scale = max(float(np.ptp(welded, axis=0).max()), 1e-12)
-        keep = area2 > 1e-14 * scale * scale
-        if not keep.any():
-            raise SimulationInputError(
-                "every triangle of the mesh has zero area (all vertices on a line or a point); "
-                "the mesh has no surface to simulate"
-            )
-        f, cross, area2 = f[keep], cross[keep], area2[keep]
-        directed = f[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-        n_v = welded.shape[0]
-        self.closed = _is_closed(f) and np.unique(directed[:, 0] * n_v + directed[:, 1]).size == len(directed)
-        if self.closed and _signed_volume(welded[f], welded.mean(axis=0))[0] < 0.0:
-            f, cross = f[:, ::-1].copy(), -cross
         tri = np.ascontiguousarray(welded[f])
         self.tri = tri
         self._eps = 1e-12 * scale
@@ -1779,26 +1795,10 @@ class DeformingSurface:
 
     def __init__(self, vertices: npt.ArrayLike, faces: npt.ArrayLike, band: float) -> None:
         self.band = _check_spacing(band)
-        v = as_vertices(vertices)
-        welded, rep, inverse = np.unique(v, axis=0, return_index=True, return_inverse=True)
-        f = inverse.reshape(-1)[as_triangles(faces, v.shape[0])]
-        cross = np.cross(welded[f[:, 1]] - welded[f[:, 0]], welded[f[:, 2]] - welded[f[:, 0]])
-        area2 = np.sqrt(np.einsum("ij,ij->i", cross, cross))
-        scale = max(float(np.ptp(welded, axis=0).max()), 1e-12)
-        keep = area2 > 1e-14 * scale * scale
-        if not keep.any():
-            raise SimulationInputError(
-                "every triangle of the mesh has zero area (all vertices on a line or a point); "
-                "the mesh has no surface to simulate"
-            )
-        f = f[keep]
-        directed = f[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+        welded, rep, f, self.closed, scale = _welded_surface(vertices, faces)
         n_v = welded.shape[0]
-        self.closed = _is_closed(f) and np.unique(directed[:, 0] * n_v + directed[:, 1]).size == len(directed)
-        if self.closed and _signed_volume(welded[f], welded.mean(axis=0))[0] < 0.0:
-            f = f[:, ::-1].copy()
         self.faces = np.ascontiguousarray(f)
-        self.vertex_count = v.shape[0]
+        self.vertex_count = len(as_vertices(vertices))
         self._rep = rep.astype(np.int64)
         self._n_v = n_v
         self._edge_id = _edge_ids(self.faces, n_v)
