@@ -32,7 +32,7 @@ BPY52_VERSION := 5.2.3
 
 TEST_REQUIREMENTS := pytest==9.2.0 hypothesis==6.170.15
 DEV_REQUIREMENTS := $(TEST_REQUIREMENTS) ruff==0.17.6 mypy==2.4.1 \
-	fake-bpy-module-5.0==20260730 pypbd==2.2.2 matplotlib==3.10.8
+	fake-bpy-module-5.0==20260730 pypbd==2.2.2 pysplishsplash==2.19.0 matplotlib==3.10.8
 
 VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' blender_manifest.toml)
 # STAGE and DIST may be set to build a second copy side by side (e.g. two test runs at once).
@@ -132,8 +132,9 @@ demo: $(ZIP)
 
 # Pictures in docs/ are rendered by the project itself, so they can be regenerated when the solver changes.
 docs-images: $(ZIP)
-	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_demo.py --still-only --out build/docs-demo
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_demo.py --still-only --frames 96 --out build/docs-demo
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_cape.py --out build/docs-cape
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_gallery.py --out build/docs-gallery
 
 bench: $(VENV)/.installed
 	$(PY) -m benchmarks.run

@@ -132,6 +132,19 @@ def _fancy_index_gather() -> None:
     distance.GaussSeidelSolver.solve = solve  # type: ignore[method-assign]
 
 
+def _one_thread() -> None:
+    """The per-step passes on the calling thread only (``threads=1``): the same chunks, one by one."""
+    from unified_particles.core import world
+
+    original = world.World.__init__
+
+    def init(self: Any, *args: Any, **kw: Any) -> None:
+        kw["threads"] = 1
+        original(self, *args, **kw)
+
+    world.World.__init__ = init  # type: ignore[method-assign]
+
+
 # name -> (what is switched off, the plain replacement's patch, scenes it matters in)
 LEVERS: dict[str, tuple[str, Callable[[], None], tuple[str, ...]]] = {
     "column-reductions": (
@@ -160,6 +173,12 @@ LEVERS: dict[str, tuple[str, Callable[[], None], tuple[str, ...]]] = {
         "Jacobi sums by `np.bincount`, coordinate-major, instead of `np.add.at` on (m, 3) rows",
         _add_at_accumulation,
         ("S1", "S3"),
+    ),
+    "thread-pool": (
+        "Neighbour search and particle contacts of large scenes in fixed chunks on a thread pool (every "
+        "core; `core/parallel.py`, bit-identical results) instead of one thread",
+        _one_thread,
+        ("S4-100k",),
     ),
     "take-gather": (
         "Coloured stretch solve gathers with `np.take`, computes coordinate-major and stores flat, instead "

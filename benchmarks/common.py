@@ -60,6 +60,11 @@ _STOPPED_EARLY = [False]
 _PROFILER: list[cProfile.Profile | None] = [None]
 
 
+def profiling() -> bool:
+    """Whether this process profiles its steps (--profile)."""
+    return _PROFILER[0] is not None
+
+
 def enable_profile() -> None:
     """Profile the timed step calls with cProfile (a separate run: the profiler adds overhead)."""
     _PROFILER[0] = cProfile.Profile()
@@ -106,6 +111,22 @@ def profile_top(frames: int, n: int = 12) -> list[dict]:
         }
         for tt, name, nc in rows[:n]
     ]
+
+
+def profile_cumulative(functions: list[tuple[str, str]]) -> dict[str, dict]:
+    """Cumulative time (ms, over the profiled steps) and calls of each (file name, function name), e.g.
+    ("fluid.py", "solve_density"), keyed "file:function"; a function not seen gets zeros."""
+    prof = _PROFILER[0]
+    out = {f"{file}:{func}": {"ms": 0.0, "calls": 0} for file, func in functions}
+    if prof is None:
+        return out
+    st = pstats.Stats(prof)
+    for (file, _line, func), (_cc, nc, _tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+        key = f"{Path(file).name}:{func}"
+        if key in out:
+            out[key]["ms"] += ct * 1e3
+            out[key]["calls"] += nc
+    return out
 
 
 def set_budget(seconds: float) -> None:

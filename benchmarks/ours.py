@@ -1,7 +1,7 @@
 """Our solver (unified_particles.core) on one standard scene, in its own process so peak memory is per scene.
 
-    python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M|S6 [--frames N] [--budget S] [--profile]
-                              [--ablate LEVER]
+    python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M|S6|S7-10k|S7-100k|S8 [--frames N] [--budget S]
+                              [--profile] [--ablate LEVER]
 
 S5 (the demo scene, through Blender and the add-on) is benchmarks/demo_s5.py.
 
@@ -19,7 +19,16 @@ import time
 import numpy as np
 
 from benchmarks import scenes
-from benchmarks.common import emit, enable_profile, peak_rss_mb, result, set_budget, time_frames
+from benchmarks.common import (
+    emit,
+    enable_profile,
+    peak_rss_mb,
+    profile_cumulative,
+    profiling,
+    result,
+    set_budget,
+    time_frames,
+)
 
 # Keyword arguments for World(...) per scene. Only the radius is fixed by the scene; everything else is the
 # World's default budget (substeps, iterations), so the figures are what a user gets out of the box.
@@ -220,6 +229,91 @@ def run_s6(frames: int) -> dict:
     )
 
 
+def run_dam(scene: str, dam: scenes.DamBreak, frames: int) -> dict:
+    """S7 / S8: a dam break in a closed tank of six plane colliders, water from ``World.add_fluid``
+    (density 1000 kg/m^3, the WATER preset's viscosity 0.01, no cohesion or vorticity: the peers' plain
+    water), World defaults otherwise (substeps 4, iterations 4)."""
+    base = peak_rss_mb()
+    t0 = time.perf_counter()
+    kw = {"radius": dam.radius}
+    w = _world(**kw)
+    for point, normal in dam.planes():
+        w.add_collider_plane(point=point, normal=normal, friction=0.0)
+    fluid = w.add_fluid(dam.points(), density=1000.0, viscosity=0.01, cohesion=0.0, vorticity=0.0)
+    build_s = time.perf_counter() - t0
+    tr = scenes.Tracker()
+    front = [0.0]
+
+    def measure(_f):
+        p = np.asarray(fluid.positions)
+        tr.lowest(float(p[:, 2].min()) - dam.radius)
+        tr.penetration(dam.outside(p))
+        front[0] = dam.front(p)
+
+    times = time_frames(lambda f: w.step(1.0 / scenes.FPS), measure, frames)
+    sim_t = len(times) / scenes.FPS
+    groups = _fluid_profile_groups(len(times)) if profiling() else None
+    return result(
+        scene,
+        "ours",
+        times,
+        particles=len(w.positions),
+        constraints=fluid.count,  # one density constraint per fluid particle
+        quality=tr.as_dict(),
+        base_rss_mb=base,
+        build_s=build_s,
+        notes=_settings_note(w, kw)
+        + f"; PBF, {w.substeps * w.iterations} small steps of one Jacobi iteration per frame; tank "
+        f"{dam.length:.3g} x {dam.width:.3g} x {dam.height:.3g} m, column {dam.nx} x {dam.ny} x {dam.nz}; "
+        f"surge front {front[0]:.2f} m from the wall at t = {sim_t:.3f} s; penetration = farthest centre "
+        "outside the tank",
+        front_m=front[0],
+        simulated_s=sim_t,
+        profile_groups=groups,
+    )
+
+
+# Where a fluid step's time goes, by cumulative time (cProfile) of the functions below: the named part of
+# the step, minus the parts nested in it that have a row of their own.
+_FLUID_FUNCTIONS = [
+    ("world.py", "step"),
+    ("fluid.py", "_pair_list"),
+    ("fluid.py", "build"),
+    ("fluid.py", "solve_density"),
+    ("fluid.py", "_wall_terms"),
+    ("fluid.py", "velocity_pass"),
+    ("solver.py", "_candidates"),
+    ("solver.py", "_contact_pass"),
+]
+
+
+def _fluid_profile_groups(frames: int) -> dict:
+    """ms per frame of each part of the fluid step, and how often the fluid pair list was rebuilt."""
+    c = profile_cumulative(_FLUID_FUNCTIONS)
+
+    def ms(key: str) -> float:
+        return float(c[key]["ms"]) / max(frames, 1)
+
+    total = ms("world.py:step")
+    parts = {
+        "neighbour search (fluid pair list rebuilds: grid, candidate pairs)": ms("fluid.py:_pair_list"),
+        "density solve (kernels, bincount sums, lambda, pair corrections)": ms("fluid.py:solve_density")
+        - ms("fluid.py:_pair_list")
+        - ms("fluid.py:_wall_terms"),
+        "plane walls in the density (per-plane distance and table lookup)": ms("fluid.py:_wall_terms"),
+        "velocity pass (XSPH viscosity, cohesion, vorticity; bincount sums)": ms("fluid.py:velocity_pass"),
+        "solid contact and collider passes (neighbour candidates included)": ms("solver.py:_contact_pass")
+        + ms("solver.py:_candidates"),
+    }
+    parts["rest of the step (prediction, velocity update, bookkeeping)"] = total - sum(parts.values())
+    return {
+        "total_ms_per_frame": total,
+        "parts_ms_per_frame": parts,
+        "pair_list_calls": int(c["fluid.py:_pair_list"]["calls"]),
+        "pair_list_rebuilds": int(c["fluid.py:build"]["calls"]),
+    }
+
+
 def run(scene: str, frames: int) -> dict:
     if scene == "S1":
         return run_s1(frames)
@@ -231,10 +325,14 @@ def run(scene: str, frames: int) -> dict:
         return _grains(scene, scenes.s4_points(scene[3:]), frames)
     if scene == "S6":
         return run_s6(frames)
+    if scene.startswith("S7-"):
+        return run_dam(scene, scenes.s7_dam(scene[3:]), frames)
+    if scene == "S8":
+        return run_dam(scene, scenes.s8_dam(), frames)
     raise SystemExit(f"unknown scene {scene}")
 
 
-SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S6")
+SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S6", "S7-10k", "S7-100k", "S8")
 
 
 def main(argv=None) -> int:

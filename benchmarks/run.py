@@ -4,10 +4,12 @@
                                         writes docs/performance.md and docs/images/perf_scaling.png
     python -m benchmarks.run --quick    smoke run: 12 frames, no 1M; writes into benchmarks/results/ only
     python -m benchmarks.run --only S1,S4-10k --no-peers   a subset (report goes to benchmarks/results/)
+    python -m benchmarks.run --only S7-10k,S7-100k,S8       the fluids (issue 13) with their peers
 
 Every scene runs in a fresh subprocess (our solver: benchmarks/ours.py; Blender's cloth and Bullet:
 benchmarks/peers_blender.py through bpy; pypbd: benchmarks/peers_pypbd.py; S5, the demo scene through the
-add-on: benchmarks/demo_s5.py), one after another, so peak
+add-on: benchmarks/demo_s5.py; SPlisHSPlasH and Mantaflow on the S8 dam break:
+benchmarks/peers_splishsplash.py, benchmarks/peers_mantaflow.py), one after another, so peak
 memory is per scene and runs do not compete for the two cores. Raw results go to
 benchmarks/results/latest.json. A full run then switches each optimisation off in turn
 (benchmarks/ablations.py, skip with --no-ablations; under both NumPy 1.26 and, when .venv52 exists,
@@ -43,6 +45,16 @@ RATIO_SCENES = ("S1", "S2", "S3")
 # idle. Each pypbd run is done both ways and the faster median counts (the peer's best case).
 PYPBD_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 PYPBD_VARIANTS: tuple[dict[str, str], ...] = ({}, PYPBD_ENV)
+# SPlisHSPlasH is OpenMP-parallel too: the same two runs, the faster counts.
+OPENMP_PEERS = ("benchmarks.peers_pypbd", "benchmarks.peers_splishsplash")
+
+# Fluids (issue 13). S7-100k runs 12 frames (half a second of the dam break, about 3 minutes at the 3 s
+# per frame aim; the whole run would take a quarter of an hour as things stand); S8, the dam break timed
+# side by side with SPlisHSPlasH, one second (24 frames) for every solver; the cProfile run of our fluid
+# step at 100k (for the report's "what limits the ratio") profiles a few frames.
+S7_100K_FRAMES = 12
+S8_FRAMES = 24
+FLUID_PROFILE_FRAMES = 4
 
 
 def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_1m: int) -> list[Job]:
@@ -80,8 +92,29 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
     # demo script is missing).
     out.append(Job("S5", "ours", "benchmarks.demo_s5", fr, budget + 900))
     out.append(Job("S6", "ours", "benchmarks.ours", ["S6", *fr, *b], budget + 600))
+    # Fluids (issue 13): the dam breaks of benchmarks/scenes.py.
+    f100k = min(f, S7_100K_FRAMES)
+    f8 = ["--frames", str(min(f, S8_FRAMES))]
+    out += [
+        Job("S7-10k", "ours", "benchmarks.ours", ["S7-10k", *fr, *b], budget + 600),
+        Job("S7-100k", "ours", "benchmarks.ours", ["S7-100k", "--frames", str(f100k), *b], budget + 1200),
+        Job("S8", "ours", "benchmarks.ours", ["S8", *f8, *b], budget + 900),
+    ]
+    if peers:
+        out += [
+            Job("S8", "SPlisHSPlasH PBF", "benchmarks.peers_splishsplash", ["S8", *f8], 1800, PYPBD_ENV),
+            Job(
+                "S8",
+                "SPlisHSPlasH DFSPH",
+                "benchmarks.peers_splishsplash",
+                ["S8", *f8, "--method", "DFSPH"],
+                1800,
+                PYPBD_ENV,
+            ),
+            Job("S8", "Blender Mantaflow", "benchmarks.peers_mantaflow", ["S8", *f8], 900),
+        ]
     # peers and ours of one scene back to back, so a change in machine load hits both sides of a ratio alike
-    order = ["S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S5", "S6"]
+    order = ["S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S5", "S6", "S7-10k", "S7-100k", "S8"]
     out.sort(key=lambda j: order.index(j.scene))
     if only:
         out = [j for j in out if j.scene in only]
@@ -89,7 +122,7 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
 
 
 def run_job(job: Job) -> dict:
-    if job.module == "benchmarks.peers_pypbd" and job.env == PYPBD_ENV:
+    if job.module in OPENMP_PEERS and job.env == PYPBD_ENV:
         runs = [
             _run_job(Job(job.scene, job.solver, job.module, job.args, job.timeout, env))
             for env in PYPBD_VARIANTS
@@ -185,12 +218,24 @@ def main(argv: list[str] | None = None) -> int:
 
     machine["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     run = {"quick": args.quick, "machine": machine, "results": results}
+    if not args.no_profile and any(j.scene == "S7-100k" for j in todo):
+        # Where our fluid step spends its time at 100k (the report's "what limits the ratio").
+        frames = ["--frames", str(FLUID_PROFILE_FRAMES)]
+        job = Job("S7-100k", "ours", "benchmarks.ours", ["S7-100k", "--profile", *frames], 1800)
+        print(f"[profile] {job.scene:8s} ours (fluid step) ...", end=" ", flush=True)
+        res = run_job(job)
+        run["fluid_profile"] = res
+        top = (res.get("profile") or [{}])[0]
+        print(f"top: {top.get('function', res.get('error', '?'))} {top.get('share', 0):.0%}", flush=True)
     if not args.quick and not args.no_profile:
         missed = sorted(
             {t["scene"] for t in report.targets(run) if t["verdict"] == "MISS" and t["kind"] == "time"}
         )
         profiles = []
         for scene in missed:
+            if scene == "S7-100k" and "fluid_profile" in run:
+                profiles.append(run["fluid_profile"])  # profiled just above
+                continue
             job = Job(scene, "ours", "benchmarks.ours", [scene, "--profile", "--budget", "120"], 900)
             print(f"[profile] {scene:8s} ours ...", end=" ", flush=True)
             res = run_job(job)

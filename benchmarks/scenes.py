@@ -164,6 +164,87 @@ def s6_deformed(vertices: np.ndarray, frame: int) -> np.ndarray:
     return vertices + (S6_AMPLITUDE * np.sin(phase))[:, None] * normal
 
 
+# S7 and S8: dam breaks (issue 13). A column of water on the fill lattice (spacing 2r, exactly at rest
+# density) stands one lattice spacing (2r) off the -x wall, the floor and both side walls of a closed
+# tank of six plane colliders, twice its height and 8/3 of its length (SPlisHSPlasH's DamBreakModel.json
+# proportions and gaps: its 4 x 1.5 x 3 m box, whose water starts off the walls: SPlisHSPlasH blows up
+# with particles one radius from a wall); at frame 0 the dam is gone. Water particle radius 2.5 cm, as
+# there. S7 at 10k and 100k particles is our solver alone (the 100k size times the 3 s/frame aim); S8,
+# 30 x 28 x 30 = 25,200 particles in exactly the 4 x 1.5 x 3 m box, runs side by side with SPlisHSPlasH.
+FLUID_RADIUS = 0.025
+S7_SIZES = {"10k": (25, 20, 20), "100k": (50, 40, 50)}
+S8_SIZE = (30, 28, 30)
+
+
+@dataclass(frozen=True)
+class DamBreak:
+    """A dam-break tank: the box [-length/2, length/2] x [-width/2, width/2] x [0, height] (Z up) and the
+    water column's lattice counts; the column's outer particle centres 3r off the walls it faces."""
+
+    nx: int
+    ny: int
+    nz: int
+    radius: float = FLUID_RADIUS
+
+    @property
+    def column(self) -> tuple[float, float, float]:
+        d = 2.0 * self.radius
+        return self.nx * d, self.ny * d, self.nz * d
+
+    @property
+    def length(self) -> float:
+        return self.column[0] * 8.0 / 3.0
+
+    @property
+    def gap(self) -> float:
+        return 2.0 * self.radius
+
+    @property
+    def width(self) -> float:
+        return self.column[1] + 2.0 * self.gap
+
+    @property
+    def height(self) -> float:
+        return 2.0 * self.column[2]
+
+    def points(self) -> np.ndarray:
+        d, r = 2.0 * self.radius, self.radius
+        p = block_points(self.nx, self.ny, self.nz, d, self.gap + r)
+        p[:, 0] += -self.length / 2 + self.gap + r - p[:, 0].min()  # by the -x wall
+        return p
+
+    def planes(self) -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
+        """(point, inward normal) of the six walls."""
+        hl, hw, h = self.length / 2, self.width / 2, self.height
+        return [
+            ((0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
+            ((0.0, 0.0, h), (0.0, 0.0, -1.0)),
+            ((-hl, 0.0, 0.0), (1.0, 0.0, 0.0)),
+            ((hl, 0.0, 0.0), (-1.0, 0.0, 0.0)),
+            ((0.0, -hw, 0.0), (0.0, 1.0, 0.0)),
+            ((0.0, hw, 0.0), (0.0, -1.0, 0.0)),
+        ]
+
+    def outside(self, p: np.ndarray) -> float:
+        """How far the farthest particle centre is outside the tank, metres (0 if none)."""
+        lo = np.array([-self.length / 2, -self.width / 2, 0.0])
+        hi = np.array([self.length / 2, self.width / 2, self.height])
+        return float(max(0.0, (lo - p).max(), (p - hi).max()))
+
+    def front(self, p: np.ndarray) -> float:
+        """The surge front: distance from the -x wall of the farthest 99.9th-percentile particle, metres
+        (a percentile, so one splashed droplet does not count)."""
+        return float(np.percentile(p[:, 0], 99.9) + self.length / 2)
+
+
+def s7_dam(size: str) -> DamBreak:
+    return DamBreak(*S7_SIZES[size])
+
+
+def s8_dam() -> DamBreak:
+    return DamBreak(*S8_SIZE)
+
+
 def s6_points() -> np.ndarray:
     return block_points(10, 10, 10, S3_PITCH, S6_BOTTOM)
 

@@ -1,16 +1,18 @@
 """`make demo`: build the showcase scene through the add-on's own operators, bake it and render it.
 
-A cloth hammock hangs between two posts; wooden cubes and a Suzanne drop onto it, a block of sand is
-poured on top; everything lands on a ground collider. The script does what a user does in the sidebar
-(select, Make Cloth / Make Rigid / Make Granular / Make Collider, Bake), then renders with Cycles on the
-CPU and writes out/demo.blend, out/demo.mp4 and out/demo.png.
+A denim hammock (with thickness: a Solidify modifier after the simulation) hangs between two posts; a
+block of sand drops into it and piles up, two wooden crates and a rubber Suzanne land on the sand. The
+script does what a user does in the sidebar (select, Make Cloth / Make Rigid / Make Granular / Make
+Collider, Bake), then renders with Cycles on the CPU at 1280x720, denoised with OpenImageDenoise, and
+writes out/demo.blend, out/demo.mp4 and out/demo.png.
 
 Run it with the environment's Python (bpy from PyPI); the built extension zip is installed with
 Blender's own extension installer first:
 
     UP_EXTENSION_ZIP=dist/unified_particles-0.1.0.zip .venv/bin/python docs/demo/make_demo.py [--frames 120]
 
-`--still-only` renders only docs/images/demo.png (used by `make docs-images`).
+`--still-only` renders only docs/images/demo.png (used by `make docs-images`); `--percentage 50` renders a
+quick preview at half size. The helpers here (stage, bake, materials) are shared by make_gallery.py.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", _USER_DIR)
 os.environ.setdefault("XDG_CACHE_HOME", os.path.join(_USER_DIR, "cache"))
 
 import bpy  # noqa: E402
+from mathutils import Vector  # noqa: E402
 
 PACKAGE = "bl_ext.user_default.unified_particles"
-RADIUS = 0.035  # metres: one particle radius for the whole world
+RADIUS = 0.015  # metres: one particle radius for the whole world (sand grains 3 cm across)
 
 
 def say(message: str) -> None:
@@ -82,6 +85,20 @@ def material(name: str, color: tuple[float, float, float], roughness: float = 0.
     return mat
 
 
+def grain_material(name: str, dark: tuple[float, float, float], light: tuple[float, float, float]) -> Any:
+    """A material whose grains vary in colour between ``dark`` and ``light`` (Point Info > Random, so
+    each grain of a point cloud keeps its own shade)."""
+    mat = material(name, dark, 0.95)
+    nodes, links = mat.node_tree.nodes, mat.node_tree.links
+    ramp = nodes.new("ShaderNodeValToRGB")
+    ramp.color_ramp.elements[0].color = (*dark, 1.0)
+    ramp.color_ramp.elements[1].color = (*light, 1.0)
+    links.new(nodes.new("ShaderNodePointInfo").outputs["Random"], ramp.inputs["Fac"])
+    links.new(ramp.outputs["Color"], nodes["Principled BSDF"].inputs["Base Color"])
+    mat.diffuse_color = (*light, 1.0)
+    return mat
+
+
 def assign(obj: Any, mat: Any) -> Any:
     obj.data.materials.clear()
     obj.data.materials.append(mat)
@@ -92,6 +109,63 @@ def active() -> Any:
     return bpy.context.view_layer.objects.active
 
 
+def thickness(cloth: Any, metres: float) -> None:
+    """Give a cloth thickness for rendering: a Solidify modifier after the simulation's modifiers (the
+    cloth simulates its own mesh; modifiers act on the result, and a bake's Mesh Cache runs first)."""
+    solidify = cloth.modifiers.new("Thickness", "SOLIDIFY")
+    solidify.thickness = metres
+    solidify.offset = 0.0
+    solidify.use_even_offset = True
+    cloth.modifiers.new("Smooth", "SUBSURF").levels = 1
+    for polygon in cloth.data.polygons:
+        polygon.use_smooth = True
+
+
+def look_at(obj: Any, target: tuple[float, float, float]) -> None:
+    """Turn a camera or light at ``obj``'s location towards ``target``."""
+    direction = Vector(target) - obj.location
+    obj.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
+
+
+def stage(camera: tuple[float, float, float], target: tuple[float, float, float], lens: float = 40.0) -> Any:
+    """The common set: a ground collider reaching the horizon, a soft sun, a fill light, a sky, the camera."""
+    scene = bpy.context.scene
+    bpy.ops.mesh.primitive_plane_add(size=60.0, location=(0, 0, 0))
+    ground = assign(active(), material("Ground", (0.34, 0.35, 0.36), 0.9))
+    ground.name = "Ground"
+    run("make_collider", ground)
+    bpy.ops.object.camera_add(location=camera)
+    scene.camera = active()
+    scene.camera.data.lens = lens
+    look_at(scene.camera, target)
+    bpy.ops.object.light_add(type="SUN", rotation=(math.radians(40), math.radians(10), math.radians(30)))
+    active().data.energy = 2.4
+    active().data.angle = math.radians(8.0)  # soft shadow edges
+    bpy.ops.object.light_add(type="AREA", location=(-3, -2, 4))
+    active().data.energy = 600.0
+    active().data.size = 3.0
+    world = bpy.data.worlds.new("World")
+    scene.world = world
+    if bpy.app.version < (5, 0, 0):
+        world.use_nodes = True
+    world.node_tree.nodes["Background"].inputs["Color"].default_value = (0.6, 0.7, 0.85, 1.0)
+    world.node_tree.nodes["Background"].inputs["Strength"].default_value = 0.45
+    return ground
+
+
+def bake(blend: Path) -> float:
+    """Save to ``blend`` (the cache goes next to it), press Bake, save again; return the seconds taken."""
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    t0 = time.perf_counter()
+    with bpy.context.temp_override(**view3d_context()):
+        result = bpy.ops.unified_particles.bake()
+    if result != {"FINISHED"}:
+        sys.exit(f"Bake failed: {bpy.context.scene.unified_particles_bake.error}")
+    seconds = time.perf_counter() - t0
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    return seconds
+
+
 def build_scene(frames: int) -> dict[str, Any]:
     """The showcase scene, made with Blender's primitives and the add-on's operators."""
     bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
@@ -100,14 +174,10 @@ def build_scene(frames: int) -> dict[str, Any]:
     scene.render.fps = 24
     settings = scene.unified_particles
     settings.particle_radius = RADIUS
-    settings.substeps = 6
-    settings.iterations = 3
+    settings.substeps = 10  # grains 3 cm across landing at 4 m/s move 1.6 cm per substep: under a radius
+    settings.iterations = 2
 
-    # Ground: a collider.
-    bpy.ops.mesh.primitive_plane_add(size=12.0, location=(0, 0, 0))
-    ground = assign(active(), material("Ground", (0.18, 0.2, 0.22), 0.9))
-    ground.name = "Ground"
-    run("make_collider", ground)
+    stage(camera=(3.2, -3.6, 3.3), target=(0.0, 0.0, 0.85), lens=40.0)
 
     # Two posts (colliders) and a hammock between them, pinned along both short edges.
     wood = material("Wood", (0.45, 0.28, 0.14), 0.7)
@@ -117,8 +187,8 @@ def build_scene(frames: int) -> dict[str, Any]:
         posts.append(assign(active(), wood))
     run("make_collider", *posts)
 
-    # Vertex spacing 2.2 m / 44 = 5 cm < one particle diameter (7 cm): no gaps for particles to pass.
-    columns, rows = 44, 28
+    # Vertex spacing 0.7 particle diameters: no gaps for grains to pass, even where the cloth stretches.
+    columns, rows = math.ceil(2.2 / (1.4 * RADIUS)), math.ceil(1.4 / (1.4 * RADIUS))
     bpy.ops.mesh.primitive_grid_add(
         x_subdivisions=columns, y_subdivisions=rows, size=1.0, location=(0, 0, 1.2)
     )
@@ -138,56 +208,48 @@ def build_scene(frames: int) -> dict[str, Any]:
     run("make_cloth", hammock)
     hammock.unified_particles.pin_group = "Pins"
     run("apply_preset", hammock, preset="DENIM")
+    thickness(hammock, 1.2 * RADIUS)
 
-    # Rigid bodies: two wooden crates and a Suzanne, dropped from above.
+    # Rigid bodies: two wooden crates and a Suzanne, dropped from above onto the sand.
     crates = []
-    for i, (x, z) in enumerate([(-0.45, 1.9), (0.4, 2.35)]):
+    for i, (x, z) in enumerate([(-0.45, 2.45), (0.4, 2.9)]):
         bpy.ops.mesh.primitive_cube_add(size=0.32, location=(x, 0.05 * i, z), rotation=(0.3, 0.5 * i, 0.2))
         crates.append(assign(active(), material(f"Crate{i}", (0.85, 0.6, 0.25), 0.5)))
     run("make_rigid", *crates)
     run("apply_preset", *crates, preset="WOOD")
-    bpy.ops.mesh.primitive_monkey_add(size=0.45, location=(0.0, -0.05, 2.9), rotation=(0.4, 0.0, 0.3))
+    bpy.ops.mesh.primitive_monkey_add(size=0.45, location=(0.0, -0.05, 3.45), rotation=(0.4, 0.0, 0.3))
     suzanne = assign(active(), material("Suzanne", (0.2, 0.45, 0.8), 0.3))
     suzanne.name = "Suzanne"
     run("make_rigid", suzanne)
     run("apply_preset", suzanne, preset="RUBBER")
 
-    # Sand poured on top: a block filled with grains.
-    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.05, 0.0, 3.6))
+    # Sand: a block filled with grains, dropped just above the hammock (from higher up, fast grains
+    # would need more substeps not to pass between the cloth's particles).
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.05, 0.0, 1.85))
     sand = active()
     sand.name = "Sand"
-    sand.scale = (0.55, 0.35, 0.35)
+    sand.scale = (0.7, 0.45, 0.4)
     bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
-    assign(sand, material("Sand", (0.86, 0.72, 0.45), 0.95))
+    assign(sand, grain_material("Sand", (0.62, 0.46, 0.26), (0.93, 0.8, 0.56)))
     run("make_granular", sand)
     run("apply_preset", sand, preset="DRY_SAND")
 
-    # Camera and lights.
-    bpy.ops.object.camera_add(location=(4.2, -4.6, 2.9), rotation=(math.radians(68), 0, math.radians(42)))
-    scene.camera = active()
-    scene.camera.data.lens = 38
-    bpy.ops.object.light_add(type="SUN", rotation=(math.radians(40), math.radians(10), math.radians(30)))
-    active().data.energy = 3.0
-    bpy.ops.object.light_add(type="AREA", location=(-3, -2, 4))
-    active().data.energy = 600.0
-    active().data.size = 3.0
-    world = bpy.data.worlds.new("World")
-    scene.world = world
-    if bpy.app.version < (5, 0, 0):
-        world.use_nodes = True
-    world.node_tree.nodes["Background"].inputs["Color"].default_value = (0.6, 0.7, 0.85, 1.0)
-    world.node_tree.nodes["Background"].inputs["Strength"].default_value = 0.6
     return {"hammock": hammock, "crates": crates, "suzanne": suzanne, "sand": sand}
 
 
-def configure_render(samples: int) -> None:
+def configure_render(
+    samples: int, size: tuple[int, int] = (480, 270), denoise: bool = False, percentage: int = 100
+) -> None:
+    """Cycles on the CPU; ``denoise`` runs OpenImageDenoise (in the bpy wheel) on the final image."""
     scene = bpy.context.scene
     scene.render.engine = "CYCLES"
     scene.cycles.device = "CPU"
     scene.cycles.samples = samples
-    scene.cycles.use_denoising = False
-    scene.render.resolution_x, scene.render.resolution_y = 480, 270
-    scene.render.resolution_percentage = 100
+    scene.cycles.use_denoising = denoise
+    if denoise:
+        scene.cycles.denoiser = "OPENIMAGEDENOISE"
+    scene.render.resolution_x, scene.render.resolution_y = size
+    scene.render.resolution_percentage = percentage
 
 
 def render_still(path: Path, frame: int) -> None:
@@ -236,9 +298,11 @@ def render_video(path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=120)
-    parser.add_argument("--samples", type=int, default=12)
+    parser.add_argument("--samples", type=int, default=32)
+    parser.add_argument("--percentage", type=int, default=100, help="render size in per cent of 1280x720")
     parser.add_argument("--out", type=Path, default=REPO / "out")
     parser.add_argument("--still-only", action="store_true", help="render docs/images/demo.png only")
+    parser.add_argument("--still", type=Path, default=REPO / "docs" / "images" / "demo.png")
     args = parser.parse_args()
 
     zip_path = Path(os.environ.get("UP_EXTENSION_ZIP", ""))
@@ -252,30 +316,29 @@ def main() -> None:
     install_extension(zip_path)
     say("building the scene with the add-on's operators")
     build_scene(args.frames)
-    configure_render(args.samples)
+    particles = {o.name: len(o.data.vertices) for o in bpy.data.objects if o.name.endswith(" Grains")}
+    say(f"grains: {particles}")
+    configure_render(args.samples, (1280, 720), denoise=True, percentage=args.percentage)
     blend = out / "demo.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend))  # the bake cache goes next to it
-
     say(f"baking {args.frames} frames")
-    t0 = time.perf_counter()
-    with bpy.context.temp_override(**view3d_context()):
-        result = bpy.ops.unified_particles.bake()
-    if result != {"FINISHED"}:
-        sys.exit(f"Bake failed: {bpy.context.scene.unified_particles_bake.error}")
-    say(f"baked in {time.perf_counter() - t0:.1f} s")
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    say(f"baked in {bake(blend):.1f} s")
 
     still_frame = min(args.frames, 96)
     if args.still_only:
-        still = REPO / "docs" / "images" / "demo.png"
+        still = args.still.resolve()
         still.parent.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
         render_still(still, still_frame)
-        say(f"wrote {still}")
+        say(f"wrote {still} in {time.perf_counter() - t0:.0f} s")
         return
     png = out / "demo.png"
     render_still(png, still_frame)
     say(f"rendered the still {png}")
     mp4 = out / "demo.mp4"
+    # The video at half size and half the samples (denoised): about a quarter of the still's time a frame.
+    scene = bpy.context.scene
+    scene.render.resolution_percentage = args.percentage // 2
+    scene.cycles.samples = max(8, args.samples // 2)
     render_video(mp4)
     bpy.context.scene.render.filepath = "//render/"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend))

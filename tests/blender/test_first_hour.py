@@ -10,7 +10,7 @@ run of the untouched shot (``reference``). These are the promises of docs/user_g
 simulation behaves", "Duplicating and deleting") and docs/troubleshooting.md. Add a test here for each new
 feature an artist meets in a file.
 
-Sizes are tiny (particle radius 0.1 m, 2 x 2 small steps per frame, 16 frames: 60 particles) so the module
+Sizes are tiny (particle radius 0.1 m, 2 x 2 small steps per frame, 16 frames: 47 particles) so the module
 runs in well under a minute per Blender version.
 """
 
@@ -202,9 +202,11 @@ def test_the_shot_as_made_in_the_sidebar(bpy_clean: ModuleType) -> None:
     shot = build_shot(bpy)
     got = play(bpy, shot.movers(), range(1, FRAMES + 1))
     lines = module("simulation").status_lines(shot.scene)
-    # 2 x 2 x 2 crate particles, 5 x 5 cloth vertices, 3 x 3 x 3 grains (0.4 and 0.6 m at spacing 0.2 m).
+    # 2 x 2 x 2 crate particles (0.4 m at spacing 0.2 m), 5 x 5 cloth vertices, 14 grains: the grain fill
+    # is face-centred cubic (half-cell 4^(1/3) r = 0.159 m, nodes r inside the 0.6 m cube: 3 per axis), the
+    # 14 of its 3 x 3 x 3 nodes with an even index sum.
     assert f"Frames 1-{FRAMES} ({FRAMES} cached)" in lines, lines
-    assert "60 particles, 5 objects" in lines, lines
+    assert "47 particles, 5 objects" in lines, lines
     # The pile's mesh was hidden by Make Granular, not by the user: the panel has nothing to warn about.
     assert not [line for line in lines if "Hidden" in line or "Not simulated" in line or "Warning" in line], (
         lines
@@ -664,7 +666,7 @@ def test_subdividing_the_sheet_in_edit_mode(bpy_clean: ModuleType, when: str) ->
     start = shown_world(bpy, shot.cloth)
     np.testing.assert_allclose(start[:, 2], 0.9, atol=1e-6)  # the flat sheet, now 9 x 9 vertices
     got = play(bpy, shot.movers(), range(1, FRAMES + 1))
-    assert "116 particles, 5 objects" in module("simulation").status_lines(scene)  # 60 - 25 + 81
+    assert "103 particles, 5 objects" in module("simulation").status_lines(scene)  # 47 - 25 + 81
     sheet = got[FRAMES]["cloth"]
     assert sheet[:, 2].max() == pytest.approx(0.6 + RADIUS, abs=0.05)  # over the box again
     assert sheet[:, 2].min() < 0.6 - 0.1
@@ -683,7 +685,7 @@ def test_editing_the_crate_mesh_at_the_start_frame(bpy_clean: ModuleType) -> Non
     edit_mesh(bpy, shot.crate, scale=2.0)
     got = play(bpy, shot.movers(), range(1, FRAMES + 1))
     lines = module("simulation").status_lines(shot.scene)
-    assert "116 particles, 5 objects" in lines, lines  # 4 x 4 x 4 crate particles instead of 2 x 2 x 2
+    assert "103 particles, 5 objects" in lines, lines  # 4 x 4 x 4 crate particles instead of 2 x 2 x 2
     for frame in (1, 4, FRAMES):
         assert_same(got[frame], want_big[frame], atol=1e-5, what=f"edited crate, frame {frame}")
 

@@ -463,9 +463,19 @@ def test_thin_shell_between_samples_is_not_empty() -> None:
     assert s.sdf_gradient.shape == (1, 3)
 
 
-def test_fill_mesh_with_grains_uses_twice_the_radius() -> None:
+def test_fill_mesh_with_grains_keeps_grains_apart_and_inside() -> None:
+    # A jittered FCC packing (not the lattice of sample_interior, which stacks grains in columns): centres
+    # at least 2r apart and at least r inside the box, at most volume / (2r)^3 of them.
     v, f = box_mesh()
-    np.testing.assert_allclose(fill_mesh_with_grains(v, f, 0.125), sample_interior(v, f, 0.25).points)
+    r = 0.125
+    pts = fill_mesh_with_grains(v, f, r)
+    d = np.linalg.norm(pts[:, None] - pts[None], axis=2)
+    np.fill_diagonal(d, np.inf)
+    assert d.min() >= 2.0 * r
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    assert np.all(pts >= lo + r - 1e-12)
+    assert np.all(pts <= hi - r + 1e-12)
+    assert 0 < len(pts) <= estimate_interior_count(v, f, 2.0 * r)
     with pytest.raises(SimulationInputError, match="radius"):
         fill_mesh_with_grains(v, f, 0.0)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from unified_particles.core import World, fill_mesh_with_grains
@@ -65,9 +67,16 @@ def test_cohesion_holds_a_column_together() -> None:
 def test_fill_mesh_with_grains_fills_a_box() -> None:
     v, f = box_mesh((0.4, 0.4, 0.4), (0.0, 0.0, 0.5))
     pts = fill_mesh_with_grains(v, f, R)
-    assert len(pts) == 64  # 0.4 / (2 r) = 4 per axis
-    assert np.all(np.abs(pts[:, :2]) < 0.2)
-    assert np.all(np.abs(pts[:, 2] - 0.5) < 0.2)
+    # A face-centred cubic lattice of half-cell h = 4^(1/3) r (one grain per (2r)^3), its outer nodes at
+    # least r inside: floor((0.4 - 2r) / h) + 1 = 4 nodes per axis, every other one of the 4^3 an FCC node.
+    # (The simple cubic lattice had 0.4 / (2r) = 4 per axis, all 64 of them, every grain touching 6
+    # others.)
+    per_axis = math.floor((0.4 - 2 * R) / (R * 4.0 ** (1.0 / 3.0))) + 1
+    assert per_axis == 4
+    assert len(pts) == per_axis**3 // 2
+    # Wholly inside the box (centres r from its faces), jittered by at most 0.12 r.
+    assert np.all(np.abs(pts[:, :2]) <= 0.2 - R + 1e-12)
+    assert np.all(np.abs(pts[:, 2] - 0.5) <= 0.2 - R + 1e-12)
     w = World(radius=R)
     g = w.add_granular(pts, density=1600.0)
     np.testing.assert_allclose(1.0 / w.inverse_masses[g.indices], 1600.0 * (2 * R) ** 3)

@@ -16,7 +16,7 @@ from unified_particles.core.settings import SettingInfo, declared_settings, sett
 NAMES = [f.name for f in fields(SolverSettings)]
 DEFAULTS: dict[str, Any] = {name: default for name, default, _ in declared_settings()}
 # Settings whose default None means "derived from something else" (the radius, the machine).
-NONE_DEFAULTS = {"collision_margin", "memory_limit"}
+NONE_DEFAULTS = {"collision_margin", "memory_limit", "threads"}
 
 
 @pytest.mark.parametrize("name", NAMES)

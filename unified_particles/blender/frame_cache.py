@@ -21,7 +21,7 @@ import bpy
 
 from ..core import SimulationDivergedError, SimulationInputError, World
 from ..core.state import Snapshot
-from . import fields, runtime, scene_reader
+from . import fields, fluids, runtime, scene_reader
 from .rna import scene_settings
 from .scene_reader import Entry
 
@@ -154,12 +154,15 @@ class FrameCache:
                     scene_reader.move_colliders(self.entries, None)
                     scene_reader.move_pins(self.entries, None)
                     scene_reader.move_kinematic_bodies(world, self.entries, None)
+                    graph = None
                 else:
                     scene_reader.move_colliders(self.entries, depsgraph if t == current else None)
                     scene_reader.move_pins(self.entries, depsgraph if t == current else None)
                     here = depsgraph if t == current else None
                     scene_reader.move_kinematic_bodies(world, self.entries, here)
+                    graph = here
                 fields.sync(world, self.entries, scene, depsgraph if t == current else None)  # force fields
+                fluids.emit_inflows(world, self.entries, t, graph)  # inflows pour their particles of frame t
                 try:
                     world.step(1.0 / self.fps)
                 except SimulationDivergedError as exc:  # the world is back at frame t - 1 (cached)
@@ -167,6 +170,7 @@ class FrameCache:
                     raise SimulationDivergedError(
                         f"Frame {t}: {exc}. Frames up to {t - 1} are kept", exc.body_names, exc.particle_count
                     ) from None
+                fluids.drain_outflows(world, self.entries, graph)  # fluid inside outflows goes
                 self._store(t, scene)
         finally:
             if needs_scene_at_frame and int(scene.frame_current) != current:

@@ -20,6 +20,13 @@ from .mesh_io import FloatArray
 from .rna import as_type, context_scene, mesh_of, object_settings
 
 NODE_GROUP_SUFFIX = " Grains Spheres"
+# Roles whose source is drawn by a particle object: grains here, liquids in ``fluids`` (same pointers).
+PARTICLE_ROLES = ("GRANULAR", "FLUID", "INFLOW")
+
+
+def particle_object_name(source: bpy.types.Object) -> str:
+    """The name of a source's particle object: ``<source> Grains`` or ``<source> Fluid``."""
+    return source.name + (" Grains" if object_settings(source).role == "GRANULAR" else " Fluid")
 
 
 def _link(

@@ -171,7 +171,7 @@ def repair_scene(scene: bpy.types.Scene) -> list[str]:
         role = settings.role
         if role == "CLOTH" and obj.data is not None and obj.data.users > 1:
             return repair()
-        if role == "GRANULAR":
+        if role in granular.PARTICLE_ROLES:
             grains = settings.particle_object
             if grains is None or object_settings(grains).source_object != obj:
                 return repair()
@@ -289,7 +289,7 @@ def _remove_orphans() -> list[str]:
                     if o != grains
                     and _in_scene(o)
                     and object_settings(o).particle_object == grains
-                    and object_settings(o).role == "GRANULAR"
+                    and object_settings(o).role in granular.PARTICLE_ROLES
                 ),
                 key=owner_key,
             )
@@ -312,7 +312,7 @@ def _remove_orphans() -> list[str]:
             granular.delete_particle_object(grains)
     # A deleted source that is still in bpy.data (its grains pointed at it) and nothing uses now.
     for source in [o for o in _local_objects() if not _in_scene(o) and o.users == 0]:
-        if object_settings(source).role == "GRANULAR":
+        if object_settings(source).role in granular.PARTICLE_ROLES:
             bpy.data.objects.remove(source)
     return messages
 
@@ -337,7 +337,7 @@ def _separate_granular_copies(copies: set[str]) -> list[str]:
     for source in sorted(objects, key=lambda o: natural_key(o.name)):
         settings = object_settings(source)
         grains = settings.particle_object
-        if grains is None or settings.role != "GRANULAR":
+        if grains is None or settings.role not in granular.PARTICLE_ROLES:
             continue
         original = object_settings(grains).source_object
         if original is None or original == source or not _in_scene(original):
@@ -345,8 +345,8 @@ def _separate_granular_copies(copies: set[str]) -> list[str]:
         copy = grains.copy()
         if isinstance(grains.data, bpy.types.Mesh):
             copy.data = grains.data.copy()
-            copy.data.name = f"{source.name} Grains"
-        copy.name = f"{source.name} Grains"
+            copy.data.name = granular.particle_object_name(source)
+        copy.name = granular.particle_object_name(source)
         _link_like(copy, source)
         object_settings(copy).source_object = source
         settings.particle_object = copy

@@ -2,8 +2,9 @@
 """Material mappings from what a user sets to what the core takes, and the material presets.
 
 Cloth stiffness is shown as a factor from 0 (very soft) to 1 (inextensible) and mapped to XPBD
-compliance on a log scale by :func:`stiffness_to_compliance`; :func:`tether_give` maps it to how far
-pinned cloth may stretch. ``PRESETS`` are named sets of object settings (Cotton, Dry Sand, Steel, ...).
+compliance on a log scale by :func:`stiffness_to_compliance`; the core derives from that compliance
+how far pinned cloth may stretch (its tethers), on top of ``TETHER_GIVE``. ``PRESETS`` are named sets
+of object settings (Cotton, Dry Sand, Steel, Water, ...); the liquids are the core's ``FLUID_PRESETS``.
 No bpy: a base module of the Blender layer, used by the scene reader, the operators and the panels.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from ..core import FLUID_PRESETS
 
 # Compliance range of the stiffness factor: 0 -> 1e-1 m/N (very soft), 1 -> 0 (inextensible).
 _COMPLIANCE_SOFT_EXPONENT = -1.0
@@ -27,20 +30,12 @@ def stiffness_to_compliance(stiffness: float) -> float:
     return float(10.0**exponent)
 
 
-# Tether give of inextensible cloth (stiffness 1), and what stiffness 0 adds to it (fractions of length).
-_TETHER_GIVE_STIFF = 0.02
-_TETHER_GIVE_SOFT_EXTRA = 0.5
-
-
-def tether_give(stretch_stiffness: float) -> float:
-    """How far pinned cloth may stretch away from its pins (fraction of its rest length).
-
-    The core's long-range attachments keep heavy loads from stretching pinned cloth beyond this
-    (see ``World.add_cloth``). Stiff cloth (1.0: denim, leather) gets 2%, softer cloth more, up to
-    52% at stiffness 0, so a rubber sheet (0.6) still stretches about 22% under a heavy load.
-    """
-    s = min(max(float(stretch_stiffness), 0.0), 1.0)
-    return _TETHER_GIVE_STIFF + _TETHER_GIVE_SOFT_EXTRA * (1.0 - s)
+# Tether give of pinned cloth (fraction of its rest length), passed as ``World.add_cloth(tether_give=...)``.
+# The core adds the stretch the cloth's own compliance allows under a heavy load (``compliant_strain``:
+# compliance x 1000 N/m), so tethers bound only what lies beyond it: 2% for inextensible cloth (stiffness
+# 1: denim, leather), 5% at 0.5, 80% at 0.3; below ~0.25 they no longer bind at all. One place derives
+# the give: the core.
+TETHER_GIVE = 0.02
 
 
 # Soft pins: the spring of pin stiffness x weight 0 vibrates at SOFT_PIN_HZ_MIN, of 1 at SOFT_PIN_HZ_MAX
@@ -97,11 +92,21 @@ PRESETS: list[tuple[str, str, str, dict[str, Any]]] = [
     ("STEEL", "Steel", "RIGID", {"density": 7850.0, "friction": 0.4}),
     ("RUBBER", "Rubber", "RIGID", {"density": 1100.0, "friction": 0.9}),
 ]
+# Liquids (Fluid and Inflow objects): the core's FLUID_PRESETS (Water, Honey, Oil, Slime) under the
+# object's property names (the liquid's cohesion is ``fluid_cohesion``; grains have their own).
+_FLUID_PROPERTY = {"cohesion": "fluid_cohesion"}
+PRESETS += [
+    (ident, ident.title(), "FLUID", {_FLUID_PROPERTY.get(k, k): float(v) for k, v in values.items()})
+    for ident, values in FLUID_PRESETS.items()
+]
+# Roles that take another role's presets: an inflow pours a liquid.
+_PRESET_ROLE = {"INFLOW": "FLUID"}
 PRESET_ITEMS = [(ident, label, f"{role.title()} preset: {label}") for ident, label, role, _ in PRESETS]
 
 
 def presets_for_role(role: str) -> list[tuple[str, str]]:
     """(identifier, label) of the presets that apply to ``role``."""
+    role = _PRESET_ROLE.get(role, role)
     return [(ident, label) for ident, label, preset_role, _ in PRESETS if preset_role == role]
 
 
@@ -109,7 +114,7 @@ def apply_preset(settings: Any, preset: str) -> bool:
     """Set ``settings`` (an object's PropertyGroup) to ``preset``; False if it does not fit its role."""
     for ident, _label, role, values in PRESETS:
         if ident == preset:
-            if settings.role != role:
+            if _PRESET_ROLE.get(settings.role, settings.role) != role:
                 return False
             for name, value in values.items():
                 setattr(settings, name, value)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Operators of the sidebar tab: make selected meshes rigid, cloth, granular or colliders; clear; reset.
+"""Operators of the sidebar tab: make selected meshes rigid, cloth, granular, colliders, fluid, inflows or
+outflows; clear; reset.
 
 ``unified_particles.bake`` and ``unified_particles.free_bake`` are in ``bake/operators.py``.
 Every operator acts on all selected mesh objects, reports problems with ``report({'ERROR'}, ...)`` and
@@ -17,7 +18,7 @@ from bpy.props import EnumProperty
 
 from ..core import SimulationInputError, World
 from ..core.geometry import as_vertices
-from . import cloth_result, granular, identity, mesh_io, scene_reader, simulation, writeback
+from . import cloth_result, fluids, granular, identity, mesh_io, scene_reader, simulation, writeback
 from .bake import free_object
 from .materials import PRESET_ITEMS, PRESETS, apply_preset
 from .mesh_io import REST_ATTRIBUTE
@@ -119,6 +120,7 @@ def release(obj: bpy.types.Object) -> None:
     cloth_result.remove_result(obj)
     if object_settings(obj).particle_object is not None or object_settings(obj).role == "GRANULAR":
         granular.remove_particle_object(obj)
+    fluids.restore_helper(obj)  # an inflow's or outflow's wireframe display
 
 
 class _MakeOperator(bpy.types.Operator):
@@ -276,6 +278,121 @@ class UNIFIED_PARTICLES_OT_make_collider(_MakeOperator):
         super().setup_object(context, obj)
 
 
+def _fluid_roles_before(obj: bpy.types.Object) -> bool:
+    return object_settings(obj).role in fluids.FLUID_ROLES
+
+
+class UNIFIED_PARTICLES_OT_make_fluid(_MakeOperator):
+    """Fill the selected meshes with liquid (the mesh is hidden, a particle object shows the liquid)"""
+
+    bl_idname = "unified_particles.make_fluid"
+    bl_label = "Make Fluid"
+    role = "FLUID"
+
+    def check_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
+        vertices, tris = _world_mesh(obj, context)
+        if len(tris) == 0 or _is_flat(vertices):
+            return f"{obj.name!r} is flat and has no volume to fill with liquid"
+        # Fill now, so that a refusal (too small, too many particles) happens before anything changed.
+        radius = scene_settings(context_scene(context)).particle_radius
+        try:
+            with _rest_shape(obj):
+                self._points[obj.name] = fluids.fluid_points(obj, context.evaluated_depsgraph_get(), radius)
+        except SimulationInputError as exc:
+            return str(exc)  # names the object already
+        return None
+
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        self._points: dict[str, mesh_io.FloatArray] = {}
+        try:
+            return super().execute(context)
+        finally:
+            self._points = {}
+
+    def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
+        radius = scene_settings(context_scene(context)).particle_radius
+        points = self._points[obj.name]
+        everything = np.ones(len(points), dtype=bool)
+        fresh = not _fluid_roles_before(obj)
+        if object_settings(obj).particle_object is None:
+            fluids.create_fluid_object(obj, "FLUID", points, everything, radius)
+        else:
+            fluids.set_points(object_settings(obj).particle_object, points, everything, radius)
+        super().setup_object(context, obj)
+        if fresh:  # a liquid's material, not what the object had as a rigid body or grains
+            apply_preset(object_settings(obj), "WATER")
+
+
+class UNIFIED_PARTICLES_OT_make_inflow(_MakeOperator):
+    """Make the selected meshes pour liquid from their volume every frame (along their local -Z by default)"""
+
+    bl_idname = "unified_particles.make_inflow"
+    bl_label = "Make Inflow"
+    role = "INFLOW"
+
+    def check_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
+        vertices, tris = _world_mesh(obj, context)
+        if len(tris) == 0 or _is_flat(vertices):
+            return f"{obj.name!r} is flat: an inflow pours from its volume, so give it thickness"
+        scene = context_scene(context)
+        radius = float(scene_settings(scene).particle_radius)
+        # A new inflow pours over the scene's frames (setup_object sets them).
+        frames = (scene.frame_start, scene.frame_end) if object_settings(obj).role != "INFLOW" else None
+        try:
+            with _rest_shape(obj):
+                plan = fluids.inflow_plan(obj, context.evaluated_depsgraph_get(), radius, scene, frames)
+            fluids.check_inflow_capacity(obj, plan, World(radius=radius))
+        except SimulationInputError as exc:
+            return str(exc)
+        self._plans[obj.name] = plan
+        return None
+
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        self._plans: dict[str, fluids.InflowPlan] = {}
+        try:
+            return super().execute(context)
+        finally:
+            self._plans = {}
+
+    def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
+        scene = context_scene(context)
+        radius = scene_settings(scene).particle_radius
+        settings = object_settings(obj)
+        fresh = settings.role != "INFLOW"
+        capacity = self._plans[obj.name].capacity
+        points = fluids.parked_points(mesh_io.matrix_to_numpy(obj.matrix_world), capacity)
+        free = np.zeros(capacity, dtype=bool)
+        if settings.particle_object is None:
+            fluids.create_fluid_object(obj, "INFLOW", points, free, radius)
+        else:
+            fluids.set_points(settings.particle_object, points, free, radius)
+        fluids.show_as_helper(obj)
+        if fresh:
+            settings.flow_start, settings.flow_end = scene.frame_start, scene.frame_end
+            if not _fluid_roles_before(obj):
+                settings.role = self.role  # a preset applies to its own role only
+                apply_preset(settings, "WATER")
+        super().setup_object(context, obj)
+
+
+class UNIFIED_PARTICLES_OT_make_outflow(_MakeOperator):
+    """Make the selected meshes drains: liquid inside them is removed every frame"""
+
+    bl_idname = "unified_particles.make_outflow"
+    bl_label = "Make Outflow"
+    role = "OUTFLOW"
+
+    def check_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
+        vertices, tris = _world_mesh(obj, context)
+        if len(tris) == 0 or _is_flat(vertices):
+            return f"{obj.name!r} is flat: an outflow removes the liquid inside it, so give it a volume"
+        return None
+
+    def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
+        fluids.show_as_helper(obj)
+        super().setup_object(context, obj)
+
+
 class UNIFIED_PARTICLES_OT_clear(bpy.types.Operator):
     """Stop simulating the selected objects and put them back as they were"""
 
@@ -334,8 +451,8 @@ class UNIFIED_PARTICLES_OT_apply_preset(bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = _owner(context.object)
-        if obj is None or object_settings(obj).role not in ("RIGID", "CLOTH", "GRANULAR"):
-            cls.poll_message_set("The active object must be rigid, cloth or granular")  # type: ignore[attr-defined]
+        if obj is None or object_settings(obj).role not in ("RIGID", "CLOTH", "GRANULAR", "FLUID", "INFLOW"):
+            cls.poll_message_set("The active object must be rigid, cloth, granular, fluid or an inflow")  # type: ignore[attr-defined]
             return False
         return True
 
@@ -367,6 +484,9 @@ classes: tuple[type, ...] = (
     UNIFIED_PARTICLES_OT_make_cloth,
     UNIFIED_PARTICLES_OT_make_granular,
     UNIFIED_PARTICLES_OT_make_collider,
+    UNIFIED_PARTICLES_OT_make_fluid,
+    UNIFIED_PARTICLES_OT_make_inflow,
+    UNIFIED_PARTICLES_OT_make_outflow,
     UNIFIED_PARTICLES_OT_clear,
     UNIFIED_PARTICLES_OT_reset,
     UNIFIED_PARTICLES_OT_apply_preset,

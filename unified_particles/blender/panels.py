@@ -7,7 +7,7 @@ The World and Advanced panels show every solver setting declared for them in ``c
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import bpy
 
@@ -52,6 +52,10 @@ class UNIFIED_PARTICLES_PT_main(_SidebarPanel):
         row = col.row(align=True)
         row.operator("unified_particles.make_granular", text="Granular", icon="PARTICLES")
         row.operator("unified_particles.make_collider", text="Collider", icon="MOD_PHYSICS")
+        row = col.row(align=True)
+        row.operator("unified_particles.make_fluid", text="Fluid", icon="MOD_FLUIDSIM")
+        row.operator("unified_particles.make_inflow", text="Inflow", icon="IMPORT")
+        row.operator("unified_particles.make_outflow", text="Outflow", icon="EXPORT")
         row = layout.row(align=True)
         row.operator("unified_particles.clear", icon="X")
         row.operator("unified_particles.reset", text="Reset", icon="FILE_REFRESH")
@@ -109,7 +113,8 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             return
         source = object_settings(obj).source_object
         if source is not None:
-            layout.label(text=f"Grains of {source.name}", icon="PARTICLES")
+            what = "Liquid" if object_settings(source).role in ("FLUID", "INFLOW") else "Grains"
+            layout.label(text=f"{what} of {source.name}", icon="PARTICLES")
             obj = source
         settings = object_settings(obj)
         layout.prop(settings, "role", text="Role")
@@ -146,7 +151,11 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
         elif role == "COLLIDER":
             col.prop(settings, "collider_shape")
             col.prop(settings, "friction")
-        if role in ("RIGID", "CLOTH", "GRANULAR"):  # thrown and animated bodies
+        elif role in ("FLUID", "INFLOW"):
+            _draw_liquid(col, settings)
+        elif role == "OUTFLOW":
+            col.label(text="Liquid inside it is removed every frame", icon="INFO")
+        if role in ("RIGID", "CLOTH", "GRANULAR", "FLUID"):  # thrown and animated bodies
             col.prop(settings, "initial_velocity")  # m/s (unit VELOCITY), world axes
         if role == "RIGID":
             row = col.row()
@@ -154,6 +163,28 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             row.prop(settings, "animated")
         if role in ("RIGID", "CLOTH", "GRANULAR"):  # force field objects act on it by this much
             col.prop(settings, "field_weight", slider=True)
+
+
+def _draw_liquid(col: bpy.types.UILayout, settings: Any) -> None:
+    """Rows of a Fluid or Inflow object: its liquid, an inflow's flow, the surface it renders as."""
+    col.prop(settings, "density", text="Density (kg/m³)")
+    col.prop(settings, "viscosity", slider=True)
+    col.prop(settings, "fluid_cohesion", slider=True)
+    col.prop(settings, "adhesion", slider=True)
+    col.prop(settings, "vorticity", slider=True)
+    if settings.role == "INFLOW":
+        col.separator()
+        col.prop(settings, "flow_velocity")  # m/s (unit VELOCITY)
+        col.prop(settings, "flow_axis")
+        sub = col.column(align=True)
+        sub.prop(settings, "flow_start")
+        sub.prop(settings, "flow_end", text="End")
+    col.separator()
+    col.prop(settings, "fluid_surface")
+    if settings.fluid_surface == "MESH":
+        col.prop(settings, "surface_resolution")
+        col.prop(settings, "surface_smoothing")
+    col.prop(settings, "particle_object")
 
 
 class UNIFIED_PARTICLES_PT_cache(_SidebarPanel):
@@ -204,6 +235,8 @@ def _draw_bake(layout: bpy.types.UILayout, context: bpy.types.Context) -> None:
             layout.prop(object_bake(obj), "rigid_output", text="Bake To")
         elif role == "GRANULAR":
             layout.label(text="Grains bake to a point cache", icon="PARTICLES")
+        elif role in ("FLUID", "INFLOW"):
+            layout.label(text="Liquid bakes to a point cache", icon="MOD_FLUIDSIM")
     row = layout.row(align=True)
     row.operator("unified_particles.bake", icon="REC")
     row.operator("unified_particles.free_bake", icon="TRASH")

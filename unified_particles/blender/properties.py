@@ -8,8 +8,9 @@ that role. Gravity is the scene's own (``scene.gravity``, ``scene.use_gravity``)
 are in ``bake/properties.py``.
 
 Changing a setting invalidates the live simulation's cache from the current frame on (update
-callbacks below); role changes invalidate it from the start. A base module: imports ``rna``,
-``runtime`` and ``settings_ui`` only.
+callbacks below); role changes invalidate it from the start. The liquid surface settings of a fluid
+only update its particle object's modifier (``fluids.apply_surface``). A base module: imports ``rna``,
+``runtime``, ``settings_ui`` and ``fluids`` only.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from . import runtime
+from . import fluids, runtime
 from .rna import register_classes, unregister_classes
 from .settings_ui import panel_setting_names, solver_property
 
@@ -37,6 +38,23 @@ ROLES = [
     ("CLOTH", "Cloth", "Cloth: one particle per vertex"),
     ("GRANULAR", "Granular", "Sand, gravel, snow: free particles with friction"),
     ("COLLIDER", "Collider", "Static or animated obstacle"),
+    ("FLUID", "Fluid", "Liquid filling the mesh's volume (blender/fluids.py)"),
+    ("INFLOW", "Inflow", "Pours liquid from its volume every frame between its start and end frames"),
+    ("OUTFLOW", "Outflow", "Liquid inside it is removed every frame"),
+]
+
+FLOW_AXES = [
+    ("NEG_Z", "-Z", "Along the object's local -Z axis: straight down for an unrotated object (a tap)"),
+    ("POS_Z", "+Z", "Along the object's local +Z axis (a fountain)"),
+    ("NEG_X", "-X", "Along the object's local -X axis"),
+    ("POS_X", "+X", "Along the object's local +X axis"),
+    ("NEG_Y", "-Y", "Along the object's local -Y axis"),
+    ("POS_Y", "+Y", "Along the object's local +Y axis"),
+]
+
+FLUID_SURFACES = [
+    ("MESH", "Mesh", "A smooth liquid surface around the particles (Points to Volume, Volume to Mesh)"),
+    ("SPHERES", "Spheres", "One sphere per particle"),
 ]
 
 COLLIDER_SHAPES = [
@@ -59,6 +77,14 @@ def _invalidate_all(self: Any, context: bpy.types.Context) -> None:
     if scene is None:
         return
     runtime.invalidate(scene, None)
+
+
+def _update_surface(self: Any, context: bpy.types.Context) -> None:
+    """Update callback of the liquid surface settings: only the particle object's modifier changes (they
+    do not change the motion, so nothing re-simulates)."""
+    source = self.id_data
+    if isinstance(source, bpy.types.Object) and self.role in fluids.FLUID_ROLES:
+        fluids.apply_surface(source)
 
 
 _BLEND_RELATIVE_PATH = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 0) else set()
@@ -224,14 +250,114 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         soft_max=2.0,
         update=_invalidate,
     )
+    # Fluid and Inflow (blender/fluids.py): the liquid's material, per object.
+    viscosity: FloatProperty(  # type: ignore[valid-type]
+        name="Viscosity",
+        description="How thick the liquid is: the fraction of the velocity difference to its neighbours "
+        "removed per small step (XSPH; dimensionless, water 0.01, honey 0.4)",
+        default=0.01,
+        min=0.0,
+        max=1.0,
+        subtype="FACTOR",
+        update=_invalidate,
+    )
+    fluid_cohesion: FloatProperty(  # type: ignore[valid-type]
+        name="Cohesion",
+        description="Surface tension: how strongly the liquid holds together in drops and thin streams "
+        "(dimensionless, 0-1; water 0.02, slime 0.4)",
+        default=0.02,
+        min=0.0,
+        max=1.0,
+        subtype="FACTOR",
+        update=_invalidate,
+    )
+    adhesion: FloatProperty(  # type: ignore[valid-type]
+        name="Adhesion",
+        description="How much the liquid sticks to solids (dimensionless, 0-1)",
+        default=0.0,
+        min=0.0,
+        max=1.0,
+        subtype="FACTOR",
+        update=_invalidate,
+    )
+    vorticity: FloatProperty(  # type: ignore[valid-type]
+        name="Vorticity",
+        description="Vorticity confinement: keeps swirls alive that the solver would damp "
+        "(dimensionless, 0-1)",
+        default=0.1,
+        min=0.0,
+        max=1.0,
+        subtype="FACTOR",
+        update=_invalidate,
+    )
+    # Inflow: where, how fast and when it pours.
+    flow_velocity: FloatProperty(  # type: ignore[valid-type]
+        name="Flow Velocity",
+        description="Speed of the liquid leaving the inflow along its Flow Axis, m/s",
+        default=1.0,
+        min=0.001,
+        max=1000.0,
+        soft_max=20.0,
+        unit="VELOCITY",
+        update=_invalidate_all,  # changes how many particles are reserved
+    )
+    flow_axis: EnumProperty(  # type: ignore[valid-type]
+        name="Flow Axis",
+        description="Direction the inflow pours in, in the object's local axes (it turns with the object)",
+        items=FLOW_AXES,
+        default="NEG_Z",
+        update=_invalidate_all,
+    )
+    flow_start: IntProperty(  # type: ignore[valid-type]
+        name="Start Frame",
+        description="First frame the inflow pours in (the scene's start frame shows no poured liquid yet)",
+        default=1,
+        update=_invalidate_all,
+    )
+    flow_end: IntProperty(  # type: ignore[valid-type]
+        name="End Frame",
+        description="Last frame the inflow pours in",
+        default=250,
+        update=_invalidate_all,
+    )
+    # Fluid and Inflow: how the particle object draws and renders (no effect on the motion).
+    fluid_surface: EnumProperty(  # type: ignore[valid-type]
+        name="Surface",
+        description="How the liquid renders",
+        items=FLUID_SURFACES,
+        default="MESH",
+        update=_update_surface,
+    )
+    surface_resolution: FloatProperty(  # type: ignore[valid-type]
+        name="Resolution",
+        description="Voxels per particle diameter of the liquid surface: higher is finer and slower",
+        default=4.0,
+        min=1.0,
+        max=16.0,
+        update=_update_surface,
+    )
+    surface_smoothing: IntProperty(  # type: ignore[valid-type]
+        name="Smoothing",
+        description="Smoothing passes over the liquid surface (0: none)",
+        default=3,
+        min=0,
+        max=50,
+        update=_update_surface,
+    )
+    source_display_type: StringProperty(  # type: ignore[valid-type]
+        name="Source Display Type",
+        description="Viewport display of an inflow or outflow before it was made one (given back by Clear)",
+    )
     # Granular: the generated particle object (on the source) and its source (on the particle object).
     particle_object: PointerProperty(  # type: ignore[valid-type]
         name="Particle Object",
-        description="Points object drawing the grains of this object",
+        description="Points object drawing the grains or the liquid of this object",
         type=bpy.types.Object,
     )
     source_object: PointerProperty(  # type: ignore[valid-type]
-        name="Source Object", description="Granular object these grains were made from", type=bpy.types.Object
+        name="Source Object",
+        description="Granular, Fluid or Inflow object these particles were made from",
+        type=bpy.types.Object,
     )
     source_hidden_render: BoolProperty(  # type: ignore[valid-type]
         name="Source Hidden in Render", description="Render visibility of the source before Make Granular"

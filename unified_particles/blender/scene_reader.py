@@ -18,7 +18,7 @@ Design decisions:
   .blend (``rest_matrix``/``has_rest`` on a rigid object, the ``REST_ATTRIBUTE`` point attribute on
   a cloth mesh or particle object); the reader builds from that rest data when it is there.
 
-Imports the base modules (``mesh_io``, ``granular``, ``materials``, ``settings_ui``,
+Imports the base modules (``mesh_io``, ``granular``, ``fluids``, ``materials``, ``settings_ui``,
 ``rna``) and the core.
 """
 
@@ -34,13 +34,15 @@ import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
 from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
-from . import cloth_result, fields, granular, mesh_io
-from .materials import soft_pin_frequency, stiffness_to_compliance, tether_give
+from . import cloth_result, fields, fluids, granular, mesh_io
+from .materials import TETHER_GIVE, soft_pin_frequency, stiffness_to_compliance
 from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
 from .rna import mesh_of, object_bake, object_settings, scene_settings
 from .settings_ui import panel_setting_names, world_keywords
 
-SIM_ROLES = ("RIGID", "CLOTH", "GRANULAR", "COLLIDER")
+SIM_ROLES = ("RIGID", "CLOTH", "GRANULAR", "COLLIDER", "FLUID", "INFLOW", "OUTFLOW")
+# Roles that only act on the others (nothing of theirs moves).
+_PASSIVE_ROLES = ("COLLIDER", "OUTFLOW")
 # Refuse to fill one object with more grains than this (the viewport and the solver would crawl).
 MAX_GRAINS_PER_OBJECT = 2_000_000
 # Smallest cloth mass, kg: a zero-area cloth still gets finite particle masses.
@@ -64,6 +66,10 @@ OBJECT_SETTINGS = (
     "cohesion",
     "field_weight",  # force fields (blender/fields.py)
 )
+# Settings of liquids (Fluid, Inflow: blender/fluids.py), in the change detector for those roles only (so
+# bakes of other objects made before fluids existed stay up to date).
+FLUID_SETTINGS = ("viscosity", "fluid_cohesion", "adhesion", "vorticity")
+INFLOW_SETTINGS = ("flow_velocity", "flow_axis", "flow_start", "flow_end")
 
 
 @dataclass
@@ -89,6 +95,7 @@ class Entry:
         False  # cloth moved by shape keys or deforming modifiers: result after them (cloth_result)
     )
     may_deform: bool = False  # mesh collider with shape keys or modifiers: its mesh is read every frame
+    emitter: Any = None  # inflow: its fluids.InflowPlan
 
 
 def view_layer_of(scene: bpy.types.Scene) -> bpy.types.ViewLayer | None:
@@ -182,6 +189,12 @@ def make_world(
                 entries.append(_add_granular(world, obj, depsgraph, radius))
             elif role == "COLLIDER":
                 entries.append(_add_collider(world, obj, depsgraph))
+            elif role == "FLUID":
+                entries.append(_add_fluid(world, obj, depsgraph, radius))
+            elif role == "INFLOW":
+                entries.append(_add_inflow(world, obj, depsgraph, radius, scene))
+            elif role == "OUTFLOW":
+                entries.append(_add_outflow(obj, depsgraph, radius))
         except Exception as exc:
             if problems is None:
                 raise
@@ -189,7 +202,7 @@ def make_world(
             first = first if first is not None else exc
     if first is not None:
         assert problems is not None
-        if not any(e.kind != "COLLIDER" for e in entries):  # nothing left to simulate: the whole simulation
+        if all(e.kind in _PASSIVE_ROLES for e in entries):  # nothing left to simulate: the whole simulation
             if isinstance(first, SimulationInputError):  # fails with this message (naming the object)
                 raise SimulationInputError(next(iter(found.values()))) from None
             raise first
@@ -267,7 +280,7 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         self_collision=bool(s.self_collision),
         friction=float(s.friction),
         name=obj.name,
-        tether_give=tether_give(s.stretch_stiffness),
+        tether_give=TETHER_GIVE,  # the core adds what the stretch compliance allows
         initial_velocity=tuple(s.initial_velocity),
         soft_pins=soft,
         soft_pin_frequency=frequency if soft.size else 1.0,
@@ -306,6 +319,60 @@ def _add_granular(
         initial_velocity=tuple(s.initial_velocity),
     )
     return Entry("GRANULAR", obj.name, body, target.name, rest_local=mesh_io.read_positions(mesh))
+
+
+def _add_fluid(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float) -> Entry:
+    s = object_settings(obj)
+    points = fluids.fluid_points(obj, depsgraph, radius, world)
+    everything = np.ones(len(points), dtype=bool)
+    target = s.particle_object
+    if target is None:
+        target = fluids.create_fluid_object(obj, "FLUID", points, everything, radius)
+    else:
+        fluids.set_points(target, points, everything, radius)
+        fluids.apply_surface(obj)  # the source's material now
+    mesh = mesh_of(target)
+    mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)  # the fresh fill is the rest state
+    body = fluids.add_fluid_body(world, points, s, obj.name, initial_velocity=s.initial_velocity)
+    return Entry("FLUID", obj.name, body, target.name, rest_local=mesh_io.read_positions(mesh))
+
+
+def _add_inflow(
+    world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float, scene: bpy.types.Scene
+) -> Entry:
+    """An inflow: a fluid body with every slot it will fill reserved (all free at the start frame)."""
+    s = object_settings(obj)
+    plan = fluids.inflow_plan(obj, depsgraph, radius, scene)
+    fluids.check_inflow_capacity(obj, plan, world)
+    points = fluids.parked_points(mesh_io.matrix_to_numpy(obj.matrix_world), plan.capacity)
+    free = np.zeros(plan.capacity, dtype=bool)
+    target = s.particle_object
+    if target is None:
+        target = fluids.create_fluid_object(obj, "INFLOW", points, free, radius)
+    else:
+        fluids.set_points(target, points, free, radius)
+        fluids.apply_surface(obj)
+    mesh = mesh_of(target)
+    mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)
+    body = fluids.add_fluid_body(world, np.zeros((0, 3)), s, obj.name, capacity=plan.capacity)
+    return Entry(
+        "INFLOW",
+        obj.name,
+        body,
+        target.name,
+        rest_local=mesh_io.read_positions(mesh),
+        animated=is_animated(obj),
+        emitter=plan,
+    )
+
+
+def _add_outflow(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float) -> Entry:
+    local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
+    if len(tris) == 0:
+        raise RuntimeError(f"Outflow {obj.name!r} has no faces")
+    matrix = mesh_io.evaluated_matrix_world(obj, depsgraph)
+    outflow = fluids.Outflow.from_mesh(local, tris, matrix, radius)
+    return Entry("OUTFLOW", obj.name, outflow, obj.name, animated=is_animated(obj))
 
 
 def _add_collider(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
@@ -424,6 +491,8 @@ def structure_signature(
             (obj.name, s.role, s.collider_shape, s.particle_object.name if s.particle_object else "")
         )
         parts.append(geometry_key(obj))
+        if s.role == "INFLOW":  # the frames it pours in (the scene's end too) decide its reserved slots
+            parts.append(fluids.flow_range(s, scene))
     return tuple(parts)
 
 
@@ -462,6 +531,9 @@ def settings_signature(
         objects_part[name] = {prop: getattr(settings, prop) for prop in OBJECT_SETTINGS}
         objects_part[name]["initial_velocity"] = [float(v) for v in settings.initial_velocity]
         objects_part[name]["animated"] = animated_signature(obj)
+        if settings.role in fluids.FLUID_ROLES:
+            names = FLUID_SETTINGS + (INFLOW_SETTINGS if settings.role == "INFLOW" else ())
+            objects_part[name].update({prop: getattr(settings, prop) for prop in names})
     return {
         "solver": solver,
         "gravity": list(scene.gravity[:]) if scene.use_gravity else [0.0, 0.0, 0.0],

@@ -133,7 +133,7 @@ def reset(scene: bpy.types.Scene) -> None:
     objects = [o for o in scene.objects if object_settings(o).role in SIM_ROLES]
     writeback.restore_objects(objects)
     for obj in objects:
-        if object_settings(obj).role == "GRANULAR":
+        if object_settings(obj).role in ("GRANULAR", "FLUID", "INFLOW"):  # their particle objects
             target = object_settings(obj).particle_object
             if target is not None:
                 writeback.restore_objects([target])
@@ -241,7 +241,9 @@ def status_lines(scene: bpy.types.Scene) -> list[str]:
     frames = sim.cached_range
     if frames is not None:
         lines.append(f"Frames {frames[0]}-{frames[1]} ({sim.frames_cached} cached)")
-    lines.append(f"{len(sim.world.positions)} particles, {len(sim.entries)} objects")
+    count, live = len(sim.world.positions), int(sim.world.particle_active.sum())
+    poured = f" ({live} live: inflows reserve theirs)" if live != count else ""  # see fluids.py
+    lines.append(f"{count} particles{poured}, {len(sim.entries)} objects")
     if sim.dirty_from is not None:
         lines.append(f"Settings changed: re-simulating from frame {sim.dirty_from}")
     for name in sorted(sim.problems):

@@ -4,7 +4,9 @@
 * rigid -> the object's ``matrix_world`` (its mesh untouched);
 * cloth -> the mesh's vertex positions (local space, before modifiers); a cloth with shape keys or
   deforming modifiers keeps its rest shape and shows its result after them (``cloth_result``);
-* granular -> the vertices of the particle object.
+* granular -> the vertices of the particle object;
+* fluid, inflow -> the vertices of the particle object, inactive particles (not yet poured, or drained)
+  parked far below (``fluids.PARK_Z``), where the liquid surface deletes them.
 
 Rest data (a rigid object's ``rest_matrix``/``has_rest``, the ``REST_ATTRIBUTE`` point attribute of a
 mesh) exists exactly while an object is displaced by the simulation: :func:`write_back` writes it when an
@@ -20,7 +22,7 @@ import bpy
 import numpy as np
 
 from ..core import World
-from . import cloth_result, mesh_io, runtime, scene_reader
+from . import cloth_result, fluids, mesh_io, runtime, scene_reader
 from .mesh_io import REST_ATTRIBUTE
 from .rna import mesh_of, object_settings
 from .scene_reader import Entry
@@ -47,7 +49,7 @@ def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
                     target, mesh_io.transform_points(inverse, entry.body.vertex_positions)
                 )
             entry.last_written = mesh_io.read_positions(mesh_of(target)).astype(np.float32)
-        elif entry.kind in ("CLOTH", "GRANULAR"):
+        elif entry.kind in ("CLOTH", "GRANULAR", *fluids.FLUID_ROLES):
             assert entry.rest_local is not None
             mesh = mesh_of(target)
             if at_rest:
@@ -61,6 +63,8 @@ def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
                 )
                 inverse = np.linalg.inv(mesh_io.matrix_to_numpy(target.matrix_world))
                 local = mesh_io.transform_points(inverse, world_positions)
+                if entry.kind in fluids.FLUID_ROLES:
+                    local = fluids.park_inactive(local, world.particle_active[entry.body.indices])
                 if mesh_io.read_float_vector_attribute(mesh, REST_ATTRIBUTE) is None:
                     mesh_io.write_float_vector_attribute(mesh, REST_ATTRIBUTE, entry.rest_local)
             mesh_io.write_positions(mesh, local)

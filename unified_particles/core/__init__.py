@@ -1,22 +1,27 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Pure-NumPy unified particle solver (Macklin et al. 2014): rigid bodies, cloth and grains, two-way coupled.
+"""Pure-NumPy unified particle solver (Macklin et al. 2014): rigid bodies, cloth, grains, fluids.
+
+Everything is two-way coupled.
 
 Never imports bpy. Start with :class:`World`; see ``world.py`` for a usage example.
 """
 
 from __future__ import annotations
 
-from .bodies import Body, Cloth, Granular, RigidBody
+from .bodies import Body, Cloth, Fluid, Granular, RigidBody
 from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationDivergedError, SimulationInputError
+from .fluid import FLUID_PRESETS, fill_mesh_with_fluid
 from .geometry import fill_mesh_with_grains
 from .settings import SolverSettings
 from .state import Snapshot
 from .world import World
 
 __all__ = [
+    "FLUID_PRESETS",
     "Body",
     "Cloth",
+    "Fluid",
     "Granular",
     "MeshCollider",
     "PlaneCollider",
@@ -26,5 +31,6 @@ __all__ = [
     "Snapshot",
     "SolverSettings",
     "World",
+    "fill_mesh_with_fluid",
     "fill_mesh_with_grains",
 ]

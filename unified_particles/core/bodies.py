@@ -176,3 +176,52 @@ class Granular(Body):
     """Free grains with friction (and optional cohesion) that collide with each other."""
 
     kind = "granular"
+
+
+class Fluid(Body):
+    """A fluid (``World.add_fluid``): particles held at rest density by Position Based Fluids.
+
+    ``indices`` lists every slot of the body, live or not: a fluid added with a ``capacity`` larger than
+    its points has free slots that :meth:`emit` fills and :meth:`remove` frees again.
+
+    Attributes:
+        density: kg/m^3; each particle weighs density * (2r)^3.
+        viscosity, cohesion, adhesion, vorticity: the material (see ``World.add_fluid``).
+    """
+
+    kind = "fluid"
+
+    def __init__(
+        self, world: World, indices: IntArray, group: int, name: str | None, material: dict[str, float]
+    ) -> None:
+        super().__init__(world, indices, group, name)
+        self.density = material["density"]
+        self.viscosity = material["viscosity"]
+        self.cohesion = material["cohesion"]
+        self.adhesion = material["adhesion"]
+        self.vorticity = material["vorticity"]
+
+    @property
+    def capacity(self) -> int:
+        """Number of slots (live or free)."""
+        return len(self.indices)
+
+    @property
+    def active(self) -> NDArray[np.bool_]:
+        """(capacity,) bool, which slots hold live fluid (a copy)."""
+        return self._world.particle_active[self.indices]
+
+    @property
+    def count(self) -> int:
+        """Number of live fluid particles."""
+        return int(np.count_nonzero(self.active))
+
+    def emit(self, points: ArrayLike, velocity: ArrayLike = (0.0, 0.0, 0.0)) -> IntArray:
+        """Put live fluid at ``points`` (P, 3), metres, moving at ``velocity`` ((3,) or (P, 3), m/s), in
+        free slots (lowest first); returns their world indices. See :meth:`World.emit_fluid`."""
+        return self._world.emit_fluid(self, points, velocity)
+
+    def remove(self, which: ArrayLike) -> None:
+        """Free the slots ``which``: a (capacity,) bool mask or slot numbers local to this body (a drain,
+        an outflow). See :meth:`World.remove_fluid`."""
+        self._world.remove_fluid(self, which)

@@ -225,6 +225,21 @@ class JacobiSolver:
         x += acc
 
 
+# Membrane tension, N/m (force per metre of cloth width), of a plausible maximal load: a 100 kg load
+# hanging from a 1 m wide cloth (a hammock) pulls ~1000 N through it. Tethers leave a cloth the stretch
+# its own compliance allows under this tension (compliant_strain) and bound only what lies beyond.
+TETHER_TENSION = 1000.0
+
+
+def compliant_strain(compliance: float, tension: float = TETHER_TENSION) -> float:
+    """Strain the stretch compliance alpha (m/N per edge) allows under a membrane tension (N/m).
+
+    An edge of length l carrying force T stretches by alpha T, a strain of alpha T / l; edges a spacing
+    l apart carry T = tension * l each, so the strain is alpha * tension whatever the mesh resolution.
+    """
+    return float(compliance) * float(tension)
+
+
 def tethers(edges: IntArray, x: FloatArray, pinned: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
     """Long-range attachments of a pinned cloth: (free vertex, nearest pin, path length) triples.
 

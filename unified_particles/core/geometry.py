@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -988,12 +988,25 @@ class InteriorSamples:
     ----------
     points : (P, 3) float64, metres, in the input (mesh) frame.
     sdf : (P,) float64, metres, signed distance to the surface (negative inside).
-    sdf_gradient : (P, 3) float64 unit vectors, the outward direction (gradient of the sdf).
+    sdf_gradient : (P, 3) float64 unit vectors, the outward direction (gradient of the sdf); at samples
+        equally near to several faces (a box's edges and corners) the mean of their directions.
+    sdf_faces : (P, MAX_TIED_FACES, 3) float64, the outward directions of the faces nearest to each sample
+        (two at a box's edge, three at a corner), zero rows where there are fewer; row 0 is the gradient
+        where there is one face (or more than ``MAX_TIED_FACES``). Empty (0, 3, 3) means "row 0 only".
     """
 
     points: FloatArray
     sdf: FloatArray
     sdf_gradient: FloatArray
+    sdf_faces: FloatArray = field(default_factory=lambda: np.zeros((0, MAX_TIED_FACES, 3)))
+
+    def faces(self) -> FloatArray:
+        """``sdf_faces``, filled in from the gradient when it is empty."""
+        if len(self.sdf_faces) == len(self.points):
+            return self.sdf_faces
+        out = np.zeros((len(self.points), MAX_TIED_FACES, 3))
+        out[:, 0] = self.sdf_gradient
+        return out
 
 
 def sample_interior(vertices: npt.ArrayLike, faces: npt.ArrayLike, spacing: float) -> InteriorSamples:
@@ -1050,21 +1063,196 @@ def sample_interior(vertices: npt.ArrayLike, faces: npt.ArrayLike, spacing: floa
     outward = cp[idx] - node_local
     tiny = d <= 1e-9 * s
     grad_local = outward / np.where(tiny, 1.0, d)[:, None]
+    faces_local = np.zeros((len(d), MAX_TIED_FACES, 3))
+    faces_local[:, 0] = grad_local
+    near = np.flatnonzero((d <= 1.01 * s) & ~tiny)
+    if near.size:
+        flat = np.ravel_multi_index(idx, shape)[near]
+        # The gradient stays the closest face's (contacts try it first; it passes for most pairs,
+        # so the faces are looked at only for the rest, see contacts._rigid_normals).
+        tied, tied_faces = _tied_directions(local, origin, s, shape, dist, flat)
+        found = ~np.isnan(tied[:, 0])
+        faces_local[near[found]] = tied_faces[found]
     points = node_local @ axes.T + centre
     grad = grad_local @ axes.T
+    faces = faces_local @ axes.T
     if tiny.any():
         # On the surface the direction to the closest point is undefined: use the triangle normal.
         _, grad_tiny = _signed(tri, points[tiny])
         grad[tiny] = grad_tiny
-    return InteriorSamples(points, -d, grad)
+        faces[tiny, 0] = grad_tiny
+    return InteriorSamples(points, -d, grad, faces)
+
+
+# Faces closer to a sample than the nearest one plus this many spacings count as equally near (a tie).
+TIE_TOLERANCE_SPACINGS = 0.01
+# Tied faces kept per sample (a box's corner has three); more (a cone's tip) keep only their mean.
+MAX_TIED_FACES = 3
+# Tied directions closer than this (unit vectors, per coordinate) are one face (two triangles of a quad).
+_TIE_DIRECTION_QUANTUM = 1e-6
+
+
+def _tied_directions(
+    tri: FloatArray,
+    origin: FloatArray,
+    cell: float,
+    shape: tuple[int, int, int],
+    dist: FloatArray,
+    nodes: IntArray,
+) -> tuple[FloatArray, FloatArray]:
+    """The faces nearest to grid ``nodes`` (flat indices, within one cell of the surface): the distinct
+    outward directions to every triangle within ``TIE_TOLERANCE_SPACINGS`` of the nearest one.
+
+    A box's edge and corner samples are exactly as far from two or three faces. The closest-point
+    search keeps whichever face it met first, so an edge particle on the top of a box could carry
+    the side face's normal, and two boxes stacked on each other then had contacts that took the
+    particle-pair direction (a sphere resting on a sphere: a sideways push towards any offset that
+    toppled a column of 20 boxes within 4 s). The contacts try each of these faces (see
+    ``contacts._rigid_normals``). Returns (len(nodes), 3) normalized means of the directions, NaN
+    rows where they cancel (a sample midway between two opposite faces: its row is left as it was),
+    and (len(nodes), MAX_TIED_FACES, 3) directions (zero rows where fewer; only the mean where more).
+    """
+    nx, ny, nz = shape
+    dims = np.array(shape, dtype=np.int64)
+    band = 1.01 * cell
+    wanted = np.full(nx * ny * nz, -1, dtype=np.int64)
+    wanted[nodes] = np.arange(nodes.size)
+    flat_d = dist.ravel()
+    tol = TIE_TOLERANCE_SPACINGS * cell
+    i0 = np.maximum(np.ceil((tri.min(axis=1) - band - origin) / cell).astype(np.int64), 0)
+    i1 = np.minimum(np.floor((tri.max(axis=1) + band - origin) / cell).astype(np.int64), dims - 1)
+    ext = np.maximum(i1 - i0 + 1, 0)
+    rows: list[IntArray] = []
+    dirs: list[FloatArray] = []
+    for owner, local in _iter_ranges(np.zeros(tri.shape[0], dtype=np.int64), ext.prod(axis=1), _PAIR_BUDGET):
+        e = ext[owner]
+        plane = e[:, 1] * e[:, 2]
+        ix = i0[owner, 0] + local // plane
+        rem = local % plane
+        iy = i0[owner, 1] + rem // e[:, 2]
+        iz = i0[owner, 2] + rem % e[:, 2]
+        node = (ix * ny + iy) * nz + iz
+        keep = np.flatnonzero(wanted[node] >= 0)
+        if not keep.size:
+            continue
+        node, owner = node[keep], owner[keep]
+        p = origin + cell * np.stack([ix[keep], iy[keep], iz[keep]], axis=1).astype(np.float64)
+        t = tri[owner]
+        diff = _closest_on_triangles(p, t[:, 0], t[:, 1], t[:, 2]) - p
+        dt = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        tie = np.flatnonzero((dt <= flat_d[node] + tol) & (dt > 0.0))
+        rows.append(wanted[node[tie]])
+        dirs.append(diff[tie] / dt[tie, None])
+    out = np.full((nodes.size, 3), np.nan)
+    faces = np.zeros((nodes.size, MAX_TIED_FACES, 3))
+    if not rows:
+        return out, faces
+    row = np.concatenate(rows)
+    u = np.concatenate(dirs)
+    # One direction per face: the two triangles of a quad give the same one.
+    key = np.column_stack([row, np.round(u / _TIE_DIRECTION_QUANTUM).astype(np.int64)])
+    _, first = np.unique(key, axis=0, return_index=True)
+    first.sort()
+    row, u = row[first], u[first]
+    total = np.stack([np.bincount(row, weights=u[:, k], minlength=nodes.size) for k in range(3)], axis=1)
+    length = np.sqrt(np.einsum("ij,ij->i", total, total))
+    # Directions that (nearly) cancel leave no direction: keep the closest face's normal there.
+    ok = length > 0.5
+    out[ok] = total[ok] / length[ok, None]
+    # The distinct directions, in the order met, into rows 0.. of each node's faces.
+    order = np.argsort(row, kind="stable")
+    row, u = row[order], u[order]
+    count = np.bincount(row, minlength=nodes.size)
+    slot = np.arange(row.size) - np.repeat(np.cumsum(count) - count, count)
+    few = (count[row] <= MAX_TIED_FACES) & ok[row]
+    faces[row[few], slot[few]] = u[few]
+    many = ok & (count > MAX_TIED_FACES)
+    faces[many, 0] = out[many]
+    return out, faces
+
+
+#: Edge of the face-centred cubic cell of a grain fill, in grain diameters: 4 grains per cell of edge
+#: 4^(1/3) * 2r is one grain per (2r)^3, the volume each grain's mass stands for (World.add_granular), so a
+#: fill weighs density * volume. Its nearest neighbours are 4^(1/3) / sqrt(2) * 2r = 2.245 r apart.
+GRAIN_FILL_CELL_DIAMETERS = 4.0 ** (1.0 / 3.0)
+#: Largest random displacement of a filled grain, radii: half the 0.245 r gap between FCC neighbours
+#: (minus a margin), so no two grains start overlapping.
+GRAIN_FILL_JITTER_RADII = 0.12
+#: Seed of the fill's jitter: the same mesh and radius always give the same grains.
+GRAIN_FILL_SEED = 14
+# The four simple cubic sublattices of a face-centred cubic lattice, in half cell edges.
+_FCC_OFFSETS = ((0, 0, 0), (0, 1, 1), (1, 0, 1), (1, 1, 0))
 
 
 def fill_mesh_with_grains(vertices: npt.ArrayLike, faces: npt.ArrayLike, radius: float) -> FloatArray:
-    """Grain centres (P, 3), metres, filling a mesh: :func:`sample_interior` with spacing ``2 * radius``."""
+    """Grain centres (P, 3), metres, filling a mesh with a jittered face-centred cubic packing.
+
+    A loose packing real grains could have, rather than the simple cubic lattice of :func:`sample_interior`
+    (grains stacked in vertical columns stay balanced in the solver for ever; a dropped block of them never
+    slumps). The lattice is face-centred cubic (each grain rests in the pocket of the ones below it) at
+    one grain per (2r)^3 (:data:`GRAIN_FILL_CELL_DIAMETERS`), aligned with the mesh's principal axes like
+    :func:`sample_interior`, every grain displaced by a random vector of length at most
+    :data:`GRAIN_FILL_JITTER_RADII` r (a seeded generator: deterministic). Every grain lies wholly inside
+    the mesh (its centre at least r deep) and no two overlap (centres at least 2r apart). The count is at
+    most about :func:`estimate_interior_count` at spacing 2r (the volume over (2r)^3): the grains fill
+    the volume inset by r, so a fill a few grains across holds fewer (a cube 6 grains wide: ~80%).
+    A mesh too thin for a whole grain gets the grains of :func:`sample_interior` (one layer on its
+    mid-plane, or one grain at its centroid).
+
+    Raises SimulationInputError for a bad radius or mesh, or a fill grid beyond the limits.
+    """
     r = float(radius)
     if not math.isfinite(r) or r <= 0.0:
         raise SimulationInputError(f"grain radius must be a positive number of metres, got {radius!r}")
-    return sample_interior(vertices, faces, 2.0 * r).points
+    tri = _outward(_triangle_soup(vertices, faces))
+    centre, axes = _principal_frame(tri)
+    local = (tri - centre) @ axes
+    lo = local.reshape(-1, 3).min(axis=0)
+    hi = local.reshape(-1, 3).max(axis=0)
+    extent = hi - lo
+    if float(extent.min()) <= 1e-6 * max(float(extent.max()), 1e-300):
+        raise _flat_error()
+    half = 0.5 * GRAIN_FILL_CELL_DIAMETERS * 2.0 * r  # FCC nodes: every other node of this grid
+    # Outermost nodes a radius inside the bounding box (whole grains), the grid centred on it.
+    counts = np.maximum(np.floor(np.maximum(extent - 2.0 * r, 0.0) / half + 1e-6) + 1.0, 1.0)
+    origin = 0.5 * (lo + hi) - 0.5 * (counts - 1.0) * half
+    if float(np.prod(counts)) > 8.0 * MAX_SAMPLE_GRID_NODES:  # 4 sublattices of 1/8 each: 4x one
+        raise SimulationInputError(
+            f"filling this mesh with grains of radius {r:.3g} m needs {int(np.prod(counts)) // 2:,} "
+            f"candidate grains (limit {4 * MAX_SAMPLE_GRID_NODES:,}); use a larger particle radius or a "
+            "smaller mesh"
+        )
+    found_points = []
+    found_depth = []
+    for offset in _FCC_OFFSETS:
+        off = np.array(offset, dtype=np.float64)
+        shape_f = np.floor((counts - off + 1.0) / 2.0)
+        if float(shape_f.min()) < 1.0:
+            continue
+        shape = (int(shape_f[0]), int(shape_f[1]), int(shape_f[2]))
+        sub_origin = origin + half * off
+        cell = 2.0 * half
+        # Exact distances out to just over one cell: the winding-number fill relies on them.
+        dist, _ = _grid_distance(local, sub_origin, cell, shape, band=1.01 * cell)
+        inside = (_grid_winding(local, sub_origin, cell, dist) >= 0.5) & (dist >= r * (1.0 - 1e-9))
+        idx = np.nonzero(inside)
+        found_points.append(sub_origin + cell * np.stack(idx, axis=1).astype(np.float64))
+        found_depth.append(dist[idx])
+    points = np.concatenate(found_points) if found_points else np.zeros((0, 3))
+    if len(points) == 0:
+        return sample_interior(vertices, faces, 2.0 * r).points
+    depth = np.concatenate(found_depth)
+    # Jitter uniform in a ball of radius GRAIN_FILL_JITTER_RADII * r, shortened where a grain is less than
+    # that deeper than r: a distance field is 1-Lipschitz, so a grain moved by at most (depth - r) stays
+    # at least r deep (``depth`` is exact within the band, where the cap matters).
+    rng = np.random.default_rng(GRAIN_FILL_SEED)
+    direction = rng.standard_normal((len(points), 3))
+    direction /= np.maximum(np.linalg.norm(direction, axis=1), 1e-12)[:, None]
+    length = GRAIN_FILL_JITTER_RADII * r * np.cbrt(rng.random(len(points)))
+    length = np.minimum(length, np.maximum(depth - r, 0.0))
+    points = points + direction * length[:, None]
+    out: FloatArray = points @ axes.T + centre
+    return out
 
 
 def _soup_is_closed(tri: FloatArray) -> bool:

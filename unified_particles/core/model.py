@@ -23,7 +23,7 @@ IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
 # particle_kind values.
-KIND_GRANULAR, KIND_RIGID, KIND_CLOTH = 0, 1, 2
+KIND_GRANULAR, KIND_RIGID, KIND_CLOTH, KIND_FLUID = 0, 1, 2, 3
 
 # Per-particle parts every body appends (the rigid ones only rigid bodies do), by field name.
 _PARTICLE_PARTS = (
@@ -32,10 +32,17 @@ _PARTICLE_PARTS = (
     "kind",
     "friction",
     "cohesion",
+    "rolling_friction",
     "sdf_depth",
     "sdf_normal",
+    "viscosity",
+    "fluid_cohesion",
+    "adhesion",
+    "vorticity",
 )
-_RIGID_PARTS = ("rigid_idx", "rigid_body", "rigid_rest", "rigid_mass")
+# Fluid-only parts (zero for every other particle).
+_FLUID_PARTS = ("viscosity", "fluid_cohesion", "adhesion", "vorticity")
+_RIGID_PARTS = ("rigid_idx", "rigid_body", "rigid_rest", "rigid_mass", "rigid_faces")
 
 
 class ParticleModel:
@@ -50,10 +57,15 @@ class ParticleModel:
         particle_dynamic: (N,) bool, inverse mass > 0 (gravity and colliders move only these).
         particle_group: (N,) int64 collision group (one per body); same-group pairs never collide
             unless the group self-collides.
-        particle_kind: (N,) int64, ``KIND_GRANULAR``, ``KIND_RIGID`` or ``KIND_CLOTH``.
+        particle_kind: (N,) int64, ``KIND_GRANULAR``, ``KIND_RIGID``, ``KIND_CLOTH`` or ``KIND_FLUID``.
         particle_is_cloth: (N,) bool, kind is cloth.
+        particle_is_fluid: (N,) bool, kind is fluid (``World.add_fluid``).
+        particle_viscosity, particle_fluid_cohesion, particle_adhesion, particle_vorticity: (N,) fluid
+            parameters (see :mod:`.fluid`; zero for other particles).
+        any_fluid: some particle is fluid.
         particle_friction: (N,) Coulomb coefficient of each particle's surface.
         particle_cohesion: (N,) cohesion strength in [0, 1] (grains only; 0 elsewhere).
+        particle_rolling_friction: (N,) rolling resistance coefficient (grains only; 0 elsewhere).
         particle_rest_q: (N, 3) positions at build time, metres (cloth self-collision exclusion).
         particle_sdf_depth: (N,) rigid particles: depth below the body's outer particle layer,
             metres; inf for other particles.
@@ -63,6 +75,7 @@ class ParticleModel:
             SDF normal is zero, so any body's rotation maps it to zero).
         group_self_collides: (G,) bool, particles of the group collide with each other.
         has_cohesion: any particle has cohesion > 0.
+        has_rolling_friction: any particle has rolling_friction > 0.
         any_pairs: particle-particle contacts are possible (two groups, or one that self-collides).
         cloth_and_others: there is cloth and something that is not cloth.
         any_cloth_self: some cloth self-collides.
@@ -70,6 +83,8 @@ class ParticleModel:
         rigid_count: B.
         rigid_mass: (B,) total mass of each rigid body, kg.
         rigid_rest_center: (B, 3) each body's centre of mass at build time, metres.
+        rigid_faces: (R, 3, 3) per rigid particle (``shape_matching.idx`` order), the outward
+            directions of the up to three faces nearest to it, build frame, zero rows where fewer.
         stretch: cloth stretch/shear distance constraints (edges), graph-coloured.
         bend: cloth bending distance constraints (across adjacent triangles), Jacobi.
         tether: long-range attachments of pinned cloth (unilateral, one per free vertex).
@@ -121,6 +136,8 @@ class ParticleModel:
         p["group"].append(np.full(n, group, np.int64))
         p["rest"].append(x.copy())
         defaults = {"sdf_depth": np.full(n, np.inf), "sdf_normal": np.zeros((n, 3)), "cohesion": np.zeros(n)}
+        defaults["rolling_friction"] = np.zeros(n)  # grains only (contacts.rolling_resistance)
+        defaults.update({key: np.zeros(n) for key in _FLUID_PARTS})
         for key in _PARTICLE_PARTS:
             value = np.asarray(per_particle[key] if key in per_particle else defaults[key])
             p[key].append(np.broadcast_to(value, (n, *value.shape[1:])).copy())
@@ -128,10 +145,19 @@ class ParticleModel:
         self.built = False
         return idx, group
 
-    def add_rigid_body(self, idx: IntArray, x: FloatArray, center: FloatArray, particle_mass: float) -> int:
+    def add_rigid_body(
+        self,
+        idx: IntArray,
+        x: FloatArray,
+        center: FloatArray,
+        particle_mass: float,
+        faces: FloatArray | None = None,
+    ) -> int:
         """Make the particles ``idx`` at ``x`` (P, 3) one rigid body; returns its number.
 
-        ``center`` (3,) is the rest centre of mass, ``particle_mass`` each particle's mass, kg.
+        ``center`` (3,) is the rest centre of mass, ``particle_mass`` each particle's mass, kg;
+        ``faces`` (P, 3, 3) the outward directions of the faces nearest each particle in the build
+        frame (``geometry.InteriorSamples.sdf_faces``; zero rows where fewer), None for none.
         """
         number = self.rigid_count
         n = len(idx)
@@ -140,6 +166,7 @@ class ParticleModel:
         p["rigid_body"].append(np.full(n, number, np.int64))
         p["rigid_rest"].append(x - center)
         p["rigid_mass"].append(np.full(n, particle_mass))
+        p["rigid_faces"].append(np.zeros((n, 3, 3)) if faces is None else np.asarray(faces, np.float64))
         self._rigid_mass.append(particle_mass * n)
         self._rigid_rest_center.append(center)
         self.built = False
@@ -182,11 +209,19 @@ class ParticleModel:
         self.particle_kind: IntArray = cat("kind", (0,), np.int64)
         self.particle_friction: FloatArray = cat("friction", (0,))
         self.particle_cohesion: FloatArray = cat("cohesion", (0,))
+        self.particle_rolling_friction: FloatArray = cat("rolling_friction", (0,))
         self.particle_rest_q: FloatArray = cat("rest", (0, 3))
         self.particle_sdf_depth: FloatArray = cat("sdf_depth", (0,))
         self.particle_sdf_normal: FloatArray = cat("sdf_normal", (0, 3))
+        self.particle_viscosity: FloatArray = cat("viscosity", (0,))
+        self.particle_fluid_cohesion: FloatArray = cat("fluid_cohesion", (0,))
+        self.particle_adhesion: FloatArray = cat("adhesion", (0,))
+        self.particle_vorticity: FloatArray = cat("vorticity", (0,))
+        self.particle_is_fluid: BoolArray = self.particle_kind == KIND_FLUID
+        self.any_fluid = bool(self.particle_is_fluid.any())
         self.group_self_collides: BoolArray = np.array(self._group_self_collides, dtype=bool)
         self.has_cohesion = bool(np.any(self.particle_cohesion > 0.0))
+        self.has_rolling_friction = bool(np.any(self.particle_rolling_friction > 0.0))
         self.any_pairs = len(self.group_self_collides) > 1 or bool(np.any(self.group_self_collides))
         self.particle_is_cloth: BoolArray = self.particle_kind == KIND_CLOTH
         self.cloth_and_others = bool(self.particle_is_cloth.any()) and not bool(self.particle_is_cloth.all())
@@ -202,6 +237,9 @@ class ParticleModel:
                 cat("rigid_mass", (0,)),
                 self.rigid_count,
             )
+        # (R, 3, 3) per rigid particle (shape_matching.idx order): its nearest faces' outward
+        # directions in the build frame (contacts try each, see contacts._rigid_normals).
+        self.rigid_faces: FloatArray = cat("rigid_faces", (0, 3, 3))
         self.rigid_mass: FloatArray = np.array(self._rigid_mass)
         self.rigid_rest_center: FloatArray = np.array(self._rigid_rest_center).reshape(self.rigid_count, 3)
         self.particle_rigid_body: IntArray = np.zeros(n, np.int64)

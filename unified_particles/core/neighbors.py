@@ -6,15 +6,20 @@ the output is deterministic). Each occupied cell then looks at itself and the 13
 its 3x3x3 block (a half shell), so every unordered pair of neighbouring cells is visited once; cell
 pairs are expanded to particle pairs with ``np.repeat`` arithmetic. The lookups are batched
 ``np.searchsorted`` calls on the occupied cell keys: no Python loop over particles or cells, O(N)
-work beyond the sort. Large inputs are processed a few shell offsets at a time to bound memory.
+work beyond the sort. Small inputs are processed a few shell offsets at a time to bound memory; large
+ones (from two ``parallel.SEARCH_CHUNK`` of particles) one shell offset and one range of cells per task,
+on the thread pool, concatenated in the order of the walk, so the result is the same list either way.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .fastops import column_max, column_min
+from .parallel import map_ordered, search_chunks
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -41,6 +46,7 @@ def find_pairs(
     cutoff: float,
     group: IntArray | None = None,
     group_self_collides: NDArray[np.bool_] | None = None,
+    threads: int = 1,
 ) -> tuple[IntArray, IntArray]:
     """All unordered pairs (i, j), i < j, with ``|x_i - x_j| < cutoff``.
 
@@ -51,6 +57,8 @@ def find_pairs(
             ``group_self_collides[group]`` is True (granular material collides with itself, a rigid
             body never does).
         group_self_collides: (G,) bool per group id; required when ``group`` is given.
+        threads: threads to use for large inputs (see :mod:`.parallel`); the result is the same,
+            bit for bit and in the same order, whatever the count.
 
     Returns:
         (i, j): two (P,) int64 arrays with ``i < j``, in the order of the sorted cell walk
@@ -70,30 +78,82 @@ def find_pairs(
     key = np.einsum("ij,j->i", c, stride)
     order = np.argsort(key, kind="stable")
     skey = key[order]
-    sx = x[order]
-    sg = None if group is None else np.asarray(group)[order]
-    selfc = None if group_self_collides is None else np.asarray(group_self_collides, dtype=bool)
     # Occupied cells: key, first sorted position, particle count.
     first = np.flatnonzero(np.concatenate([[True], skey[1:] != skey[:-1]]))
-    ukey = skey[first]
-    ucount = np.diff(np.append(first, n))
-    n_cells = len(ukey)
+    sg = None if group is None else np.asarray(group)[order]
+    selfc = None if group_self_collides is None else np.asarray(group_self_collides, dtype=bool)
+    if sg is not None and selfc is not None and selfc[sg].all():
+        sg = None  # every body present collides with itself (a granular scene): no pair to skip
+    grid = _Grid(
+        sx=x[order],
+        order=order,
+        sg=sg,
+        selfc=selfc,
+        ukey=skey[first],
+        first=first,
+        ucount=np.diff(np.append(first, n)),
+        cutoff2=cell * cell,
+    )
     offset_keys = np.einsum("ij,j->i", _HALF_SHELL, stride)
+    # Cell ranges of about SEARCH_CHUNK particles each (a function of the input only, see parallel.py).
+    bounds = search_chunks(n)
+    if len(bounds) == 1:
+        # Small input: all cells at once, shell offsets batched to bound memory.
+        # Expected particle pairs per shell offset ~ sum(count^2).
+        ucount = grid.ucount
+        per_offset = max(int((ucount * ucount).sum()), 1)
+        per_batch = int(np.clip(_MAX_QUERIES_PER_BATCH // per_offset, 1, len(offset_keys)))
+        tasks = [
+            (offset_keys[b0 : b0 + per_batch], 0, len(grid.ukey))
+            for b0 in range(0, len(offset_keys), per_batch)
+        ]
+    else:
+        # Large input: one shell offset and one range of cells per task, offsets outermost, so the
+        # concatenated result is in the same order as the batched walk above.
+        cuts = np.searchsorted(first, [a for a, _ in bounds[1:]])
+        edges = [0, *(int(k) for k in cuts), len(grid.ukey)]
+        ranges = [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+        tasks = [(offset_keys[k : k + 1], a, b) for k in range(len(offset_keys)) for a, b in ranges]
+    parts = map_ordered(grid.pairs, tasks, threads)
+    parts = [p for p in parts if len(p[0])]
+    if not parts:
+        return empty, empty.copy()
+    if len(parts) == 1:
+        return parts[0]
+    i = np.concatenate([p[0] for p in parts])
+    j = np.concatenate([p[1] for p in parts])
+    return i, j
 
-    cutoff2 = cell * cell
-    out_i: list[IntArray] = []
-    out_j: list[IntArray] = []
-    cells = np.arange(n_cells, dtype=np.int64)
-    # Expected particle pairs per shell offset ~ sum(count^2): batch offsets to bound memory.
-    per_offset = max(int((ucount * ucount).sum()), 1)
-    per_batch = int(np.clip(_MAX_QUERIES_PER_BATCH // per_offset, 1, len(offset_keys)))
-    for b0 in range(0, len(offset_keys), per_batch):
-        okeys = offset_keys[b0 : b0 + per_batch]
-        # Neighbour cell of every occupied cell for every offset of the batch, in one search.
-        q = (ukey[None, :] + okeys[:, None]).ravel()
+
+class _Grid:
+    """The sorted particles and occupied cells of one :func:`find_pairs` call (read only)."""
+
+    def __init__(
+        self,
+        sx: FloatArray,
+        order: IntArray,
+        sg: IntArray | None,
+        selfc: NDArray[np.bool_] | None,
+        ukey: IntArray,
+        first: IntArray,
+        ucount: IntArray,
+        cutoff2: float,
+    ) -> None:
+        self.sx, self.order, self.sg, self.selfc = sx, order, sg, selfc
+        self.ukey, self.first, self.ucount, self.cutoff2 = ukey, first, ucount, cutoff2
+
+    def pairs(self, task: tuple[IntArray, int, int]) -> tuple[IntArray, IntArray]:
+        """Close pairs between the occupied cells ``c0 .. c1 - 1`` and their neighbours at the shell
+        offsets ``okeys`` (offset-major, then cell, then particle), as original indices (lo, hi)."""
+        okeys, c0, c1 = task
+        ukey, first, ucount = self.ukey, self.first, self.ucount
+        n_cells = len(ukey)
+        empty = np.zeros(0, dtype=np.int64)
+        # Neighbour cell of every occupied cell of the range for every offset, in one search.
+        q = (ukey[None, c0:c1] + okeys[:, None]).ravel()
         pos = np.minimum(np.searchsorted(ukey, q), n_cells - 1)
         hit = ukey[pos] == q
-        a_cells = np.tile(cells, len(okeys))[hit]
+        a_cells = np.tile(np.arange(c0, c1, dtype=np.int64), len(okeys))[hit]
         b_cells = pos[hit]
         own = a_cells == b_cells  # offset 0: a cell with itself
         # Level 1: one row per particle of cell a.
@@ -108,9 +168,10 @@ def find_pairs(
         count = np.where(own_r, nb_r - a_local - 1, nb_r)
         total = int(count.sum())
         if total == 0:
-            continue
+            return empty, empty
         pa = np.repeat(pa_row, count)
         pb = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(total, dtype=np.int64)
+        sg, selfc = self.sg, self.selfc
         if sg is not None:
             # Same-body pairs are dropped before any distance is computed (rigid bodies are dense).
             ga = sg[pa]
@@ -118,21 +179,14 @@ def find_pairs(
             if selfc is not None:
                 keep |= selfc[ga]
             pa, pb = pa[keep], pb[keep]
-        d = np.take(sx, pa, axis=0)
-        d -= np.take(sx, pb, axis=0)
-        close = np.einsum("ij,ij->i", d, d) < cutoff2
-        out_i.append(pa[close])
-        out_j.append(pb[close])
-    if not out_i:
-        return empty, empty.copy()
-    # Free each intermediate as soon as possible: at a million grains these are ~70 MB apiece.
-    i = order[np.concatenate(out_i)]
-    out_i.clear()
-    j = order[np.concatenate(out_j)]
-    out_j.clear()
-    lo = np.minimum(i, j)
-    np.maximum(i, j, out=j)
-    return lo, j
+        d = np.take(self.sx, pa, axis=0)
+        d -= np.take(self.sx, pb, axis=0)
+        close = np.einsum("ij,ij->i", d, d) < self.cutoff2
+        i = self.order[pa[close]]
+        j = self.order[pb[close]]
+        lo = np.minimum(i, j)
+        np.maximum(i, j, out=j)
+        return lo, j
 
 
 def brute_force_pairs(positions: FloatArray, cutoff: float) -> tuple[IntArray, IntArray]:

@@ -92,6 +92,10 @@ class SolverSettings:
             away by the fit). Default 50.
         memory_limit: refuse to create more particles than fit in this many bytes (estimated at
             ``BYTES_PER_PARTICLE`` each). Default None means half the machine's physical memory.
+        threads: threads for the large per-step passes (neighbour search, particle contacts; see
+            core/parallel.py). Results are bit-identical whatever the count. Default None means every
+            core this process may use (``parallel.default_threads``); small scenes run in one thread
+            anyway.
     """
 
     substeps: int = _setting(
@@ -200,8 +204,22 @@ class SolverSettings:
         description="Refuse more particles than fit in this many bytes; None means half the machine's memory",
         unit="B",
     )
+    threads: int | None = _setting(
+        None,
+        label="Threads",
+        description="Threads for large scenes (same results with any count); None means every core",
+        minimum=1,
+    )
 
     def validate(self) -> None:
+        if self.threads is not None and (
+            isinstance(self.threads, bool)
+            or not isinstance(self.threads, (int, np.integer))
+            or self.threads < 1
+        ):
+            raise SimulationInputError(
+                f"threads must be a whole number >= 1 (or None for every core), got {self.threads!r}"
+            )
         for f in fields(self):
             value = getattr(self, f.name)
             if value is None:

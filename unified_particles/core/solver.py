@@ -25,15 +25,18 @@ from .colliders import (
     collider_corrections,
     plane_contacts,
 )
-from .contacts import COHESION_RANGE_RADII, particle_contacts
+from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
 from .distance import GaussSeidelSolver, JacobiSolver
 from .errors import SimulationDivergedError
 from .fastops import column_max, column_min, row_abs_max
 from .fields import FieldSystem
+from .fluid import FluidSolver
 from .kinematic import KinematicFrame
 from .model import KIND_CLOTH, ParticleModel
 from .neighbors import find_pairs
+from .parallel import pair_chunks_map, resolve_threads
 from .settings import SolverSettings
+from .shape_matching import ShapeMatching
 from .state import ParticleState
 from .sweep import limit_fast_paths
 
@@ -165,13 +168,42 @@ class Solver:
         self.pin_motion: PinMotion | None = None  # this frame's moving pins (World.set_pin_targets)
         self.soft_pin_motion: SoftPinMotion | None = None  # this frame's soft pin anchors (World.step)
         self._dynamic: BoolArray | None = None  # particle_dynamic without kinematic particles
+        self._rigid_row: IntArray | None = None  # particle -> row of the rigid arrays (_rigid_sdf_world)
+        self._rigid_faces_t = np.zeros((9, 0))  # model.rigid_faces, (3F, R) coordinate-major
         self.fields: FieldSystem | None = None  # force fields (World.add_force_field)
+        self.fluid: FluidSolver | None = None  # the fluid passes (model.any_fluid), made on first use
+        self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
         self.candidates.reset()
         self._solver_cache = {}
         self.kinematic, self._dynamic = None, None
+        self.fluid = None
+        self._rigid_row = None
+
+    def fluid_solver(self) -> FluidSolver | None:
+        """The fluid passes for this model (None without fluid), made on first use."""
+        model = self.model
+        if self.fluid is None and model.any_fluid:
+            self.fluid = FluidSolver(
+                self.radius,
+                self.margin,
+                model.particle_is_fluid,
+                model.particle_viscosity,
+                model.particle_fluid_cohesion,
+                model.particle_adhesion,
+                model.particle_vorticity,
+                self.planes,
+                self.meshes,
+            )
+        return self.fluid
+
+    def activity_changed(self) -> None:
+        """Particles were activated or removed (``Fluid.emit`` / ``remove``): rebuild the pair lists."""
+        self.candidates.reset()
+        if self.fluid is not None:
+            self.fluid.reset()
 
     # ------------------------------------------------------------------ the step
     def small_step(
@@ -204,6 +236,9 @@ class Solver:
         pins = self.pin_motion
         if pins is not None:  # pinned vertices ride on their animation (World.set_pin_targets)
             x_pred[pins.idx] = pins.start + alpha * pins.travel
+        inactive = self._inactive
+        if len(inactive):  # fluid slots not emitted yet or removed: held where they are
+            x_pred[inactive] = x[inactive]
         if model.any_pairs:  # fast particles never jump through each other (swept, see sweep.py)
             movable = model.particle_dynamic if self._dynamic is None else self._dynamic
             limit_fast_paths(x, x_pred, self.radius, model.particle_group, model.group_self_collides, movable)
@@ -213,7 +248,7 @@ class Solver:
             w_contact = w_contact.copy()
             w_contact[kin.idx] = 0.0
         # 3. Neighbour candidates with a margin, reused while motion stays within it.
-        pair_i, pair_j = self._candidates(x_pred)
+        pair_i, pair_j = self._candidates(x_pred, state.active if len(inactive) else None)
         # 4. Stabilization: contacts only, on x, moving x and x* alike (no energy added).
         if stabilize:
             for _ in range(int(s.stabilization_iterations)):
@@ -231,6 +266,17 @@ class Solver:
         _, touching, col = self._contact_pass(
             state, x_pred, x, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply=True
         )
+        fluid = self.fluid_solver()
+        if fluid is not None:
+            # Density constraints (PBF): fluid against fluid and solids, before shape matching and the
+            # cloth solves so that pushed bodies stay rigid and cloth keeps its length.
+            w_fluid = self._fluid_inv_mass()
+            sm = model.shape_matching
+            before = x_pred[sm.idx] if sm is not None else None
+            fluid.solve_density(x_pred, w_fluid, state.active if len(inactive) else None, alpha)
+            if sm is not None and before is not None:
+                # What the fluid gave each rigid particle moves its whole body (rigid_impulse).
+                x_pred[sm.idx] = before + rigid_impulse(sm, before, x_pred[sm.idx] - before)
         if model.shape_matching is not None:
             self._solve_shape_matching(state, x_pred, touching)
         soft = self.soft_pin_motion
@@ -256,6 +302,20 @@ class Solver:
         v[...] = (x_pred - x) / h
         if s.restitution > 0.0 and len(col.idx):
             self._apply_restitution(v, v_before, col, h)
+        per_pass = int(s.iterations)
+        step_number = round(alpha * int(s.substeps) * per_pass)  # 1-based within the frame
+        if fluid is not None and step_number % per_pass == 0:
+            # Viscosity, cohesion, adhesion, vorticity (velocity level), once per substep (every
+            # `iterations` small steps) over that step's pairs: the velocity pass costs about as much as
+            # the density solve, and velocities need no iterations.
+            sm = model.shape_matching
+            v_rigid = v[sm.idx] if sm is not None else None
+            fluid.velocity_pass(v, w_fluid, h * per_pass, per_pass)
+            if sm is not None and v_rigid is not None:
+                v[sm.idx] = v_rigid + rigid_impulse(sm, x_pred[sm.idx], v[sm.idx] - v_rigid)
+        if len(inactive):
+            v[inactive] = 0.0
+            x_pred[inactive] = x[inactive]
         if s.sleep_threshold > 0.0:
             asleep = self._resting(state, touching) & (np.einsum("ij,ij->i", v, v) < s.sleep_threshold**2)
             if kin is not None:
@@ -277,12 +337,22 @@ class Solver:
             rot[kin.bodies], c[kin.bodies] = kin.end_rotation, kin.end_center
         state.rigid_rotation, state.rigid_center = rot, c
 
+    def _fluid_inv_mass(self) -> FloatArray:
+        """Inverse masses that split fluid pair corrections: the particles' own (a rigid particle's share
+        then moves its whole body, see rigid_impulse), zero for kinematic bodies and pins."""
+        w = self.model.particle_inv_mass
+        if self.kinematic is not None:
+            w = w.copy()
+            w[self.kinematic.idx] = 0.0
+        return w
+
     # ------------------------------------------------------------------ kinematic rigid bodies
     def begin_frame(self, state: ParticleState) -> None:
         """Before a frame's small steps: the path of every kinematic rigid body over the frame, from
-        its pose now to ``state.rigid_target`` (see :mod:`.kinematic`)."""
+        its pose now to ``state.rigid_target`` (see :mod:`.kinematic`), and the inactive particles."""
         sm, model = self.model.shape_matching, self.model
         self.kinematic, self._dynamic = None, None
+        self._inactive = np.flatnonzero(~state.active) if model.any_fluid else np.zeros(0, np.int64)
         if sm is None or not state.rigid_kinematic.any():
             return
         self.kinematic = KinematicFrame.begin(
@@ -312,6 +382,18 @@ class Solver:
         Shock propagation (paper Sec. 4.3): w* = w exp(k height), m* = m exp(-k height).
         """
         model = self.model
+        w = self._rigid_contact_inv_mass(state)
+        k = self.settings.shock_propagation
+        g = float(np.linalg.norm(self.gravity))
+        if k <= 0.0 or g == 0.0 or not model.any_pairs:
+            return w
+        height = np.einsum("ij,j->i", x_pred, -self.gravity / g)
+        # Relative to the lowest particle, capped so exp never overflows.
+        return w * np.exp(np.minimum(k * (height - height.min()), SHOCK_EXPONENT_CAP))
+
+    def _rigid_contact_inv_mass(self, state: ParticleState) -> FloatArray:
+        """Contact inverse masses with rigid particles' effective mass (see _scaled_contact_inv_mass)."""
+        model = self.model
         w = model.particle_contact_inv_mass
         sm = model.shape_matching
         if sm is not None:
@@ -321,16 +403,10 @@ class Solver:
             factor = (body_mass + big_w * sm.mass * n_touch) / (body_mass * (1.0 + big_w))
             w = w.copy()
             w[sm.idx] *= factor
-        k = self.settings.shock_propagation
-        g = float(np.linalg.norm(self.gravity))
-        if k <= 0.0 or g == 0.0 or not model.any_pairs:
-            return w
-        height = np.einsum("ij,j->i", x_pred, -self.gravity / g)
-        # Relative to the lowest particle, capped so exp never overflows.
-        return w * np.exp(np.minimum(k * (height - height.min()), SHOCK_EXPONENT_CAP))
+        return w
 
     # ------------------------------------------------------------------ 3. neighbours
-    def _candidates(self, x: FloatArray) -> tuple[IntArray, IntArray]:
+    def _candidates(self, x: FloatArray, active: BoolArray | None = None) -> tuple[IntArray, IntArray]:
         """Candidate pairs within 2r + margin, rebuilt only when a particle moved > margin / 2.
 
         Two particles each moving less than margin/2 (relative to the common motion) since the build
@@ -349,18 +425,29 @@ class Solver:
             half_spread = 0.5 * (column_max(moved) - column_min(moved))
             if float((half_spread * half_spread).sum()) < (0.5 * self.margin) ** 2:
                 return nb.i, nb.j
-        i, j = self.build_candidates(x)
+        i, j = self.build_candidates(x, active)
         nb.i, nb.j, nb.reference = i, j, x.copy()
         return i, j
 
-    def build_candidates(self, x: FloatArray) -> tuple[IntArray, IntArray]:
-        """Candidate pairs for reference positions x: a pure function of x and the model, so a
-        snapshot needs to keep only x to rebuild the identical list (same order, same sums)."""
+    def build_candidates(self, x: FloatArray, active: BoolArray | None = None) -> tuple[IntArray, IntArray]:
+        """Candidate pairs for reference positions x (among ``active`` particles, None: all): a pure
+        function of x, the activity and the model, so a snapshot needs to keep only x to rebuild the
+        identical list (same order, same sums)."""
         model = self.model
         cutoff = 2.0 * self.radius + self.margin
         if model.has_cohesion:
             cutoff += COHESION_RANGE_RADII * self.radius
-        i, j = find_pairs(x, cutoff, model.particle_group, model.group_self_collides)
+        threads = resolve_threads(self.settings.threads)  # same pairs with any count (parallel.py)
+        if active is not None and not active.all():
+            live = np.flatnonzero(active)
+            i, j = find_pairs(x[live], cutoff, model.particle_group[live], model.group_self_collides, threads)
+            i, j = live[i], live[j]
+        else:
+            i, j = find_pairs(x, cutoff, model.particle_group, model.group_self_collides, threads)
+        if model.any_fluid:
+            # Fluid meets fluid through its density constraints (fluid.py), never through contacts.
+            keep = ~(model.particle_is_fluid[i] & model.particle_is_fluid[j])
+            i, j = i[keep], j[keep]
         if model.any_cloth_self:
             # Cloth neighbours in the rest shape would always touch: exclude them.
             group, rest = model.particle_group, model.particle_rest_q
@@ -371,12 +458,20 @@ class Solver:
             i, j = i[keep], j[keep]
         return i, j
 
-    def restore_candidates(self, reference: FloatArray) -> None:
-        """Rebuild the candidate list a snapshot was taken with from its reference positions."""
+    def restore_candidates(
+        self, reference: FloatArray, active: BoolArray, fluid_reference: FloatArray | None = None
+    ) -> None:
+        """Rebuild the candidate lists a snapshot was taken with from its reference positions."""
         self.candidates.reset()
+        live = None if active.all() else active
         if len(reference) and self.model.any_pairs:
-            self.candidates.i, self.candidates.j = self.build_candidates(reference)
+            self.candidates.i, self.candidates.j = self.build_candidates(reference, live)
             self.candidates.reference = reference.copy()
+        fluid = self.fluid_solver()
+        if fluid is not None:
+            fluid.reset()
+            if fluid_reference is not None and len(fluid_reference):
+                fluid.restore(fluid_reference, live)
 
     # ------------------------------------------------------------------ 4., 5. contacts
     def _contact_pass(
@@ -412,13 +507,16 @@ class Solver:
             # pulling a 1.2 m ridge of cloth through the hammock that tipped the loads off its side.
             dynamic = model.particle_dynamic if self._dynamic is None else self._dynamic  # kinematic: held
             active = (col.depth > 0.0) & dynamic[col.idx]
-            if not active.all():
+            if not active.all() or model.any_fluid:
+                friction = col.friction
+                if model.any_fluid:  # fluid slides on colliders (viscosity and adhesion act instead)
+                    friction = np.where(model.particle_is_fluid[col.idx], 0.0, friction)
                 col = ColliderContacts(
                     col.idx[active],
                     col.normal[active],
                     col.depth[active],
                     col.velocity[active],
-                    col.friction[active],
+                    friction[active],
                 )
             delta = collider_corrections(
                 target,
@@ -431,15 +529,33 @@ class Solver:
             )
             apply_jacobi(target, col.idx, delta, 1.0)
         if len(pair_i):
-            idx, delta, near = particle_contacts(
-                target, x_prev, pair_i, pair_j, w_contact, self.radius, s.max_mass_ratio,
-                model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
-                model.particle_cohesion if model.has_cohesion else None,
-                *self._rigid_sdf_world(state), touch_tolerance=tol,
+            # Large lists in fixed chunks of pairs on the thread pool (core/parallel.py): the same
+            # arrays as one call. Positions are passed as transposed views of coordinate-major
+            # copies, so particle_contacts does not copy them again for every chunk.
+            xt = np.ascontiguousarray(target.T)
+            pt = None if x_prev is None else np.ascontiguousarray(x_prev.T)
+            sdf = self._rigid_sdf_world(state)
+            idx, delta, near = pair_chunks_map(
+                lambda ci, cj: particle_contacts(
+                    xt.T, None if pt is None else pt.T, ci, cj, w_contact, self.radius, s.max_mass_ratio,
+                    model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
+                    model.particle_cohesion if model.has_cohesion else None, *sdf, touch_tolerance=tol,
+                ),
+                pair_i, pair_j, resolve_threads(s.threads),
             )  # fmt: skip
             touching[near] = True
             if len(idx):
                 apply_pair_jacobi(target, idx, delta, s.relaxation)
+                if model.has_rolling_friction and x_prev is not None:
+                    # Grains' rolling resistance (contacts.rolling_resistance), on the pairs just
+                    # active, after their non-penetration corrections.
+                    k = len(idx) // 2
+                    idx, delta = rolling_resistance(
+                        target, x_prev, idx[:k], idx[k:], w_contact, self.radius,
+                        model.particle_rolling_friction, s.max_mass_ratio,
+                    )  # fmt: skip
+                    if len(idx):
+                        apply_pair_jacobi(target, idx, delta, s.relaxation)
         return target - x_pred, touching, col
 
     def _cloth_contact_pass(
@@ -496,11 +612,13 @@ class Solver:
 
     def _rigid_sdf_world(
         self, state: ParticleState
-    ) -> tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None]:
-        """Per-particle SDF depth, and a function rotating the stored SDF normals to world space."""
+    ) -> tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None, FacesFn | None]:
+        """Per-particle SDF depth, and functions rotating the stored SDF normals and the nearest faces'
+        directions (``model.rigid_faces``) to world space."""
         model = self.model
-        if model.shape_matching is None:
-            return None, None
+        sm = model.shape_matching
+        if sm is None:
+            return None, None, None
         rotation = state.rigid_rotation
         body_of = model.particle_rigid_body
         local = model.particle_sdf_normal
@@ -510,7 +628,19 @@ class Solver:
             # gives zero.
             return np.asarray(np.einsum("kij,kj->ik", rotation[body_of[idx]], local[idx]), dtype=np.float64)
 
-        return model.particle_sdf_depth, normal
+        if self._rigid_row is None:  # particle -> its row in the rigid arrays (sm.idx order)
+            self._rigid_row = np.zeros(model.particle_count, np.int64)
+            self._rigid_row[sm.idx] = np.arange(len(sm.idx))
+            self._rigid_faces_t = np.ascontiguousarray(model.rigid_faces.reshape(len(sm.idx), -1).T)
+        row, faces_t = self._rigid_row, self._rigid_faces_t
+        rotation_t = np.ascontiguousarray(rotation.reshape(-1, 9).T)
+
+        def faces(idx: IntArray) -> tuple[FloatArray, FloatArray]:
+            # Rigid particles only, coordinate-major: nearest faces (3F, K) in the build frame,
+            # rotations (9, K).
+            return np.take(faces_t, row[idx], axis=1), np.take(rotation_t, body_of[idx], axis=1)
+
+        return model.particle_sdf_depth, normal, faces
 
     # ------------------------------------------------------------------ 5. shape matching, distances
     def _rigid_goals(self, x: FloatArray, touching: BoolArray) -> tuple[FloatArray, FloatArray]:
@@ -580,6 +710,37 @@ class Solver:
         eligible = touching.copy()
         eligible[sm.idx] |= state.rigid_touch_count[sm.body] > 0.0
         return eligible
+
+
+def rigid_impulse(sm: ShapeMatching, x: FloatArray, delta: FloatArray) -> FloatArray:
+    """(R, 3) the rigid motion of every body that has the momentum and angular momentum of the per-particle
+    changes ``delta`` (R, 3) of its particles at ``x`` (R, 3), linearised (small rotation).
+
+    Used for what the fluid does to rigid particles: moved one by one, shape matching would redistribute
+    the changes with its contact weights and lose or add momentum. Here the body gets
+    P = sum m_p delta_p (so its centre moves by P / M) and L = sum m_p r_p x delta_p (it turns by
+    I^-1 L, I the inertia tensor about its centre of mass): exact linear momentum.
+    """
+    b, m, nb = sm.body, sm.mass, sm.n_bodies
+    mass = np.bincount(b, weights=m, minlength=nb)
+    xt, dt = x.T, delta.T
+    center = np.stack([np.bincount(b, weights=m * xt[k], minlength=nb) for k in range(3)]) / mass
+    p = np.stack([np.bincount(b, weights=m * dt[k], minlength=nb) for k in range(3)]) / mass  # (3, B)
+    r = xt - center[:, b]  # (3, R)
+    ang = np.cross(r.T, delta).T * m
+    big_l = np.stack([np.bincount(b, weights=ang[k], minlength=nb) for k in range(3)]).T  # (B, 3)
+    r2 = np.einsum("ij,ij->j", r, r)
+    inertia = np.zeros((nb, 3, 3))
+    for k in range(3):
+        for j in range(3):
+            term = m * ((r2 if k == j else 0.0) - r[k] * r[j])
+            inertia[:, k, j] = np.bincount(b, weights=term, minlength=nb)
+    # A body of one particle or particles on a line has a singular inertia: regularise by a tiny fraction
+    # of its trace (turns it about the ill-defined axis not at all).
+    trace = np.trace(inertia, axis1=1, axis2=2)
+    inertia += (1e-9 * trace + 1e-30)[:, None, None] * np.eye(3)
+    theta = np.linalg.solve(inertia, big_l[..., None])[..., 0]  # (B, 3)
+    return np.asarray(p[:, b].T + np.cross(theta[b], r.T), dtype=np.float64)
 
 
 def _clamp_speed(v: FloatArray, max_speed: float) -> None:

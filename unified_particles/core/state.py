@@ -40,6 +40,9 @@ class Snapshot:
             (``MeshCollider.set_vertices``) at the frame's start and now, collider after collider
             (V = their total vertex count; (0, 3) when none deforms).
         soft_pin_target: (S, 3) where each soft pin's spring is anchored now (``Cloth.soft_pins``).
+        particle_active: (N,) 1.0 for a live particle, 0.0 for a fluid slot not emitted yet or removed
+            (``Fluid.emit`` / ``Fluid.remove``); (0,) in snapshots from before fluids (all live).
+        fluid_reference: (N, 3) or (0, 3) positions at the last fluid neighbour-list build.
     """
 
     particle_count: int
@@ -57,6 +60,8 @@ class Snapshot:
     rigid_target: FloatArray
     collider_vertices: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     soft_pin_target: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
+    particle_active: FloatArray = field(default_factory=lambda: np.zeros(0))
+    fluid_reference: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
 
     @property
     def nbytes(self) -> int:
@@ -105,13 +110,21 @@ _ARRAY_FIELDS = frozenset(
         "rigid_target",
         "collider_vertices",
         "soft_pin_target",
+        "particle_active",
+        "fluid_reference",
     )
 )
 # Fields added with kinematic bodies: snapshots saved before them (e.g. a bake to resume) still load.
 _KINEMATIC_FIELDS = frozenset(("rigid_kinematic", "rigid_target"))
 # Fields that may be missing from an older snapshot (deforming colliders: none deforms, the default).
 # (soft pins: their anchors stay where the particles are).
-_OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {"collider_vertices", "soft_pin_target"}
+# (fluids: every particle live).
+_OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {
+    "collider_vertices",
+    "soft_pin_target",
+    "particle_active",
+    "fluid_reference",
+}
 
 
 def rigid_transforms(rotation: FloatArray, center: FloatArray, rest_center: FloatArray) -> FloatArray:
@@ -141,6 +154,8 @@ class ParticleState:
         rigid_target: (B, 4, 4) each body's target transform (build frame -> pose at the end of the
             next frame); used while it is kinematic.
         soft_pin_target: (S, 3) each soft pin's anchor now (``ParticleModel.soft_pin_idx`` order).
+        active: (N,) bool, the particle is live; False for fluid slots not emitted yet or removed, which
+            keep their place and take part in nothing.
     """
 
     positions: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -151,14 +166,20 @@ class ParticleState:
     rigid_kinematic: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     rigid_target: FloatArray = field(default_factory=lambda: np.zeros((0, 4, 4)))
     soft_pin_target: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
+    active: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property
     def particle_count(self) -> int:
         """Number of particles N."""
         return int(self.positions.shape[0])
 
-    def add_particles(self, x: FloatArray, v: FloatArray | None = None) -> None:
-        """Append particles at ``x`` (P, 3) with velocities ``v`` (P, 3; None: at rest)."""
+    def add_particles(self, x: FloatArray, v: FloatArray | None = None, active: int | None = None) -> None:
+        """Append particles at ``x`` (P, 3) with velocities ``v`` (P, 3; None: at rest); only the first
+        ``active`` of them live (None: all)."""
+        live = np.ones(len(x), dtype=bool)
+        if active is not None:
+            live[active:] = False
+        self.active = np.concatenate([self.active, live])
         self.positions = np.concatenate([self.positions, x])
         self.velocities = np.concatenate([self.velocities, np.zeros((len(x), 3)) if v is None else v])
 

@@ -63,7 +63,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import geometry
-from .bodies import Body, Cloth, Granular, RigidBody
+from .bodies import Body, Cloth, Fluid, Granular, RigidBody
 from .colliders import (
     MeshCollider,
     PlaneCollider,
@@ -71,11 +71,11 @@ from .colliders import (
     deforming_vertices,
     restore_deforming_vertices,
 )
-from .distance import DistanceConstraints, bending_pairs, mesh_edges, tethers
+from .distance import DistanceConstraints, bending_pairs, compliant_strain, mesh_edges, tethers
 from .errors import SimulationInputError
 from .fields import FieldSystem, ForceField
 from .kinematic import nearest_rotation
-from .model import KIND_CLOTH, KIND_GRANULAR, KIND_RIGID, ParticleModel
+from .model import KIND_CLOTH, KIND_FLUID, KIND_GRANULAR, KIND_RIGID, ParticleModel
 from .settings import SolverSettings
 from .solver import PinMotion, SoftPinMotion, Solver, diverged_particles, divergence_error
 from .state import ParticleState, Snapshot, rigid_transforms
@@ -91,6 +91,9 @@ BYTES_PER_PARTICLE = 1200
 FALLBACK_PHYSICAL_MEMORY = 8e9
 # Default memory_limit as a fraction of physical memory (SolverSettings.memory_limit = None).
 DEFAULT_MEMORY_FRACTION = 0.5
+# Default rolling resistance of grains (contacts.rolling_resistance): poured dry sand (friction 0.6) piles
+# at 30-35 degrees with it (tests/core/test_granular_pile.py, docs/physics.md).
+DEFAULT_ROLLING_FRICTION = 0.0
 
 
 def _positive(value: float, what: str) -> float:
@@ -322,12 +325,14 @@ class World:
         x: FloatArray,
         group_self_collides: bool,
         velocity: FloatArray | None = None,
+        active: int | None = None,
         **per_particle: Any,
     ) -> tuple[IntArray, int]:
-        """New particles (at rest, or with ``velocity`` (P, 3)) in the model and the state; the solver
-        forgets what it derived."""
+        """New particles (at rest, or with ``velocity`` (P, 3)) in the model and the state, the first
+        ``active`` of them live (None: all); the solver forgets what it derived."""
         idx, group = self.model.add_particles(x, group_self_collides, **per_particle)
-        self._state.add_particles(x, None if velocity is None else np.broadcast_to(velocity, x.shape).copy())
+        v = None if velocity is None else np.broadcast_to(velocity, x.shape).copy()
+        self._state.add_particles(x, v, active)
         self._solver.invalidate()
         return idx, group
 
@@ -391,7 +396,7 @@ class World:
             sdf_depth=depth,
             sdf_normal=np.asarray(s.sdf_gradient, dtype=np.float64),
         )
-        number = self.model.add_rigid_body(idx, pts, center, m_particle)
+        number = self.model.add_rigid_body(idx, pts, center, m_particle, s.faces())
         self._state.add_rigid_body(center)
         body = RigidBody(self, idx, group, name, number, total, center)
         self.bodies.append(body)
@@ -427,8 +432,11 @@ class World:
             friction: Coulomb coefficient.
             name: optional label.
             tether_give: pinned cloth only: no vertex gets farther from its nearest pin than
-                (1 + tether_give) times its rest path length along the mesh (long-range attachments,
-                FleX's "tether give"), however heavy the load; 0.1 lets it stretch 10%. None: no tethers.
+                (1 + tether_give + stretch_compliance * 1000 N/m) times its rest path length along the
+                mesh (long-range attachments, FleX's "tether give"), however heavy the load: the stretch
+                the cloth's own compliance allows under a plausible maximal load (1000 N per metre of
+                width, ``distance.compliant_strain``) plus this give; 0.1 lets an inextensible cloth
+                stretch 10%. None: no tethers.
             initial_velocity: (3,) velocity of every free vertex at the start, m/s (pinned ones stay).
             soft_pins: vertex indices (or a (V,) bool mask), not also in ``pinned``, each held to a target
                 (its start position, moved by ``Cloth.set_soft_pin_targets``) by a zero-length spring: a
@@ -484,7 +492,10 @@ class World:
         tether = None
         if give is not None:
             free, anchor, length = tethers(edges, v, pin_local)
-            tether = (free + idx[0], anchor + idx[0], length * (1.0 + give))
+            # Tethers bound only the stretch beyond what the cloth's compliance allows (a soft cloth sags
+            # further under a heavier load); they hold what a few solver sweeps per step cannot.
+            limit = 1.0 + give + compliant_strain(sc)
+            tether = (free + idx[0], anchor + idx[0], length * limit)
         self.model.add_cloth_constraints(stretch, bending, tether)
         if soft_local.size:  # k = m (2 pi f)^2, compliance 1 / k
             self.model.add_soft_pins(
@@ -518,6 +529,7 @@ class World:
         cohesion: float = 0.0,
         name: str | None = None,
         initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
+        rolling_friction: float = DEFAULT_ROLLING_FRICTION,
     ) -> Granular:
         """Add grains: one particle per point.
 
@@ -528,12 +540,15 @@ class World:
             cohesion: 0..1, fraction of a small gap (< r/2) closed per iteration, for damp sand.
             name: optional label.
             initial_velocity: (3,) velocity of every grain at the start, m/s.
+            rolling_friction: rolling resistance coefficient between touching grains (>= 0; the
+                default makes dry sand, friction 0.6, pile at 30-35 degrees; see docs/physics.md).
         """
         v0 = _vector(initial_velocity, "initial_velocity")
         pts = geometry.as_vertices(points)
         density = _positive(density, "density")
         friction = _nonnegative(friction, "friction")
         cohesion = _nonnegative(cohesion, "cohesion", 1.0)
+        rolling_friction = _nonnegative(rolling_friction, "rolling_friction")
         self.check_capacity(len(pts), f"the grains of {name!r}" if name else "these grains")
         w = 1.0 / (density * (2.0 * self.radius) ** 3)
         idx, group = self._append(
@@ -545,10 +560,141 @@ class World:
             kind=KIND_GRANULAR,
             friction=friction,
             cohesion=cohesion,
+            rolling_friction=rolling_friction,
         )
         body = Granular(self, idx, group, name)
         self.bodies.append(body)
         return body
+
+    def add_fluid(
+        self,
+        points: ArrayLike,
+        density: float = 1000.0,
+        viscosity: float = 0.01,
+        cohesion: float = 0.02,
+        adhesion: float = 0.0,
+        vorticity: float = 0.1,
+        name: str | None = None,
+        initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
+        capacity: int | None = None,
+    ) -> Fluid:
+        """Add a liquid: one particle per point, held at rest density by Position Based Fluids
+        (:mod:`.fluid`), two-way coupled with every other body.
+
+        Args:
+            points: (P, 3) particle centres, metres, P may be 0 (an emitter); points on the lattice of
+                ``fill_mesh_with_fluid`` (spacing 2r) are exactly at rest density.
+            density: kg/m^3; each particle weighs density * (2r)^3. Bodies lighter than it float.
+            viscosity: 0..1, XSPH viscosity: the fraction of the velocity difference to the neighbours
+                removed per small step (water 0.01, honey 0.4).
+            cohesion: 0..1, surface tension and cohesion between fluid particles (Akinci et al. 2013),
+                as a fraction of a 4 m/s^2 peak acceleration per neighbour pair
+                (``fluid.COHESION_ACCELERATION``).
+            adhesion: 0..1, attraction to solid particles, a fraction of the same acceleration.
+            vorticity: 0..1, vorticity confinement (keeps swirls alive).
+            name: optional label.
+            initial_velocity: (3,) velocity of every particle at the start, m/s.
+            capacity: particle slots to reserve (>= P; None: P). Slots beyond P start free for
+                :meth:`Fluid.emit`; the particle count of the world stays fixed, so snapshots and
+                point caches keep working while fluid pours in and drains.
+
+        Presets: ``core.FLUID_PRESETS`` ("WATER", "HONEY", "OIL", "SLIME") hold these keywords.
+        """
+        v0 = _vector(initial_velocity, "initial_velocity")
+        pts = np.zeros((0, 3)) if np.size(points) == 0 else geometry.as_vertices(points)
+        material = {
+            "density": _positive(density, "density"),
+            "viscosity": _nonnegative(viscosity, "viscosity", 1.0),
+            "cohesion": _nonnegative(cohesion, "cohesion", 1.0),
+            "adhesion": _nonnegative(adhesion, "adhesion", 1.0),
+            "vorticity": _nonnegative(vorticity, "vorticity", 1.0),
+        }
+        slots = len(pts) if capacity is None else _count(capacity, "capacity")
+        if slots < len(pts):
+            raise SimulationInputError(
+                f"capacity ({slots}) must be at least the number of points ({len(pts)}); leave it None "
+                "to reserve exactly the points"
+            )
+        if slots == 0:
+            raise SimulationInputError("a fluid needs points or a capacity > 0 to emit into")
+        self.check_capacity(slots, f"the fluid {name!r}" if name else "this fluid")
+        # Free slots wait at the first point (or the origin); they take part in nothing until emitted.
+        park = pts[:1] if len(pts) else np.zeros((1, 3))
+        x = np.concatenate([pts, np.repeat(park, slots - len(pts), axis=0)])
+        w = 1.0 / (material["density"] * (2.0 * self.radius) ** 3)
+        idx, group = self._append(
+            x,
+            False,
+            v0,
+            active=len(pts),
+            inv_mass=w,
+            contact_inv_mass=w,
+            kind=KIND_FLUID,
+            friction=0.0,
+            viscosity=material["viscosity"],
+            fluid_cohesion=material["cohesion"],
+            adhesion=material["adhesion"],
+            vorticity=material["vorticity"],
+        )
+        self._state.velocities[idx[len(pts) :]] = 0.0
+        body = Fluid(self, idx, group, name, material)
+        self.bodies.append(body)
+        return body
+
+    def emit_fluid(self, fluid: Fluid, points: ArrayLike, velocity: ArrayLike = (0.0, 0.0, 0.0)) -> IntArray:
+        """Put live fluid at ``points`` (P, 3) with ``velocity`` ((3,) or (P, 3), m/s) into ``fluid``'s
+        free slots, lowest first; returns their world indices. Between steps, like adding a body."""
+        self._own_fluid(fluid)
+        pts = np.zeros((0, 3)) if np.size(points) == 0 else geometry.as_vertices(points)
+        vel = np.asarray(velocity, dtype=np.float64)
+        if vel.shape not in ((3,), (len(pts), 3)) or not np.all(np.isfinite(vel)):
+            raise SimulationInputError(
+                f"velocity must be 3 finite numbers or a row per point, not {vel.shape}"
+            )
+        free = fluid.indices[~self._state.active[fluid.indices]]
+        if len(pts) > len(free):
+            raise SimulationInputError(
+                f"the fluid {fluid.name or ''!s} has {len(free)} free slots for {len(pts)} new particles; "
+                "add it with a larger capacity"
+            )
+        idx = free[: len(pts)]
+        st = self._state
+        st.positions[idx] = pts
+        st.velocities[idx] = np.broadcast_to(vel, pts.shape)
+        st.active[idx] = True
+        self._solver.activity_changed()
+        return idx
+
+    def remove_fluid(self, fluid: Fluid, which: ArrayLike) -> None:
+        """Free the slots ``which`` of ``fluid`` (a (capacity,) bool mask or local slot numbers): those
+        particles stop and take part in nothing until emitted again."""
+        self._own_fluid(fluid)
+        sel = np.asarray(which)
+        if sel.dtype == bool:
+            if sel.shape != fluid.indices.shape:
+                raise SimulationInputError(
+                    f"mask needs an entry per slot ({fluid.capacity}), not {sel.shape}"
+                )
+            idx = fluid.indices[sel]
+        else:
+            sel = sel.ravel()
+            bad = sel.size and (not np.issubdtype(sel.dtype, np.integer) or sel.min() < 0)
+            if bad or (sel.size and sel.max() >= fluid.capacity):
+                raise SimulationInputError(f"slots must be in 0..{fluid.capacity - 1}, got {which!r}")
+            idx = fluid.indices[sel.astype(np.int64)]
+        if len(idx):
+            self._state.active[idx] = False
+            self._state.velocities[idx] = 0.0
+            self._solver.activity_changed()
+
+    def _own_fluid(self, fluid: Fluid) -> None:
+        if not isinstance(fluid, Fluid) or fluid._world is not self:
+            raise SimulationInputError(f"{fluid!r} is not a fluid of this world")
+
+    @property
+    def particle_active(self) -> NDArray[np.bool_]:
+        """(N,) bool, live particles (a copy): False only for free fluid slots (``Fluid.emit``)."""
+        return self._state.active.copy()
 
     def add_collider_plane(
         self,
@@ -862,6 +1008,10 @@ class World:
             rigid_target=st.rigid_target.copy(),
             collider_vertices=deforming_vertices(meshes),
             soft_pin_target=st.soft_pin_target.copy(),
+            particle_active=st.active.astype(np.float64),
+            fluid_reference=self._solver.fluid.pairs.reference.copy()
+            if self._solver.fluid is not None
+            else np.zeros((0, 3)),
         )
 
     def set_state(self, snapshot: Snapshot | Mapping[str, Any]) -> None:
@@ -883,6 +1033,8 @@ class World:
             kinematic = np.asarray(snap.rigid_kinematic, dtype=np.float64)
             target = np.asarray(snap.rigid_target, dtype=np.float64)
             soft = np.asarray(snap.soft_pin_target, dtype=np.float64).reshape(-1, 3)
+            active = np.asarray(snap.particle_active, dtype=np.float64).ravel()
+            fluid_ref = np.asarray(snap.fluid_reference, dtype=np.float64).reshape(-1, 3)
             time, frame = float(snap.time), int(snap.frame)
         except (TypeError, ValueError) as exc:
             raise SimulationInputError(f"not a World snapshot: {exc}") from None
@@ -899,8 +1051,11 @@ class World:
         bodies = center.shape[:1]
         if touch.shape != bodies or kinematic.shape != bodies or target.shape != (*bodies, 4, 4):
             raise SimulationInputError("snapshot has a different number of rigid bodies")
-        if nb_ref.shape not in ((0, 3), (n, 3)):
+        # The fluid reference also holds the mesh colliders' surface samples (fluid.Boundary) after N rows.
+        if nb_ref.shape not in ((0, 3), (n, 3)) or not (len(fluid_ref) == 0 or len(fluid_ref) >= n):
             raise SimulationInputError(f"snapshot neighbour reference has shape {nb_ref.shape}")
+        if active.shape not in ((0,), (n,)):
+            raise SimulationInputError(f"snapshot particle activity has shape {active.shape}")
         st.positions[...] = x
         st.velocities[...] = v
         st.rigid_rotation, st.rigid_center = rot.copy(), center.copy()
@@ -915,7 +1070,8 @@ class World:
         else:
             raise SimulationInputError("snapshot has a different number of soft pins")
         self._ensure_built()
-        self._solver.restore_candidates(nb_ref)
+        st.active = active > 0.5 if len(active) else np.ones(n, dtype=bool)
+        self._solver.restore_candidates(nb_ref, st.active, fluid_ref)
         for mesh, m, m0 in zip(self.meshes, ct, cs, strict=True):
             mesh.restore_pose(m, m0)
         restore_deforming_vertices(self.meshes, np.asarray(snap.collider_vertices, dtype=np.float64))

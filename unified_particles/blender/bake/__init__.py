@@ -10,7 +10,9 @@ After a bake the scene plays, renders (Cycles, Eevee) and travels to a render fa
 * rigid: ``location`` + ``rotation_quaternion`` keyframes (default; consecutive quaternions kept in one
   hemisphere), or a PC2 cache on a Mesh Cache modifier last in the stack;
 * granular: the particle object's points in a PC2 cache, Mesh Cache modifier placed before the Geometry
-  Nodes modifier that draws the spheres.
+  Nodes modifier that draws the spheres;
+* fluid, inflow: the same for their particle object (a fixed point count: liquid not yet poured or
+  already drained is parked far below, where the Liquid Surface modifier deletes it).
 
 The package, one concern per module, in import order (a module imports only those before it):
 

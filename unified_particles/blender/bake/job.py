@@ -37,6 +37,7 @@ from ...core import SimulationInputError
 from ...core.state import Snapshot
 from .. import cachefiles as cf
 from .. import cloth_result, identity, mesh_io, runtime, scene_reader
+from ..fluids import FLUID_ROLES, park_inactive
 from ..mesh_io import REST_ATTRIBUTE
 from ..rna import mesh_of, object_bake, object_settings, scene_bake, scene_settings
 from ..writeback import MOVED_ATOL, MOVED_RTOL
@@ -205,7 +206,7 @@ class BakeJob:
             print(f"Unified Particles: {message}", file=sys.stderr)
         candidates = [o for o in scene.objects if role(o) in BAKED_ROLES]
         if not candidates:
-            raise RuntimeError("Nothing to bake: make objects Rigid, Cloth or Granular first")
+            raise RuntimeError("Nothing to bake: make objects Rigid, Cloth, Granular, Fluid or Inflow first")
         _check_shared_meshes(candidates)
         for obj in candidates:
             baked, output = object_bake(obj).baked_output, bake_output(obj)
@@ -328,7 +329,7 @@ class BakeJob:
                 )
             writers[write_obj.name] = obj.name
             output = bake_output(obj)
-            if entry.kind == "GRANULAR":
+            if entry.kind in ("GRANULAR", *FLUID_ROLES):  # the particle object carries the source's id
                 self._uids_before.setdefault(write_obj.name, str(object_bake(write_obj).uid))
                 object_bake(write_obj).uid = object_bake(obj).uid
             uid = object_bake(write_obj).uid or object_bake(obj).uid
@@ -456,7 +457,12 @@ class BakeJob:
         to_local = target.to_local
         if target.entry.handle.animated:  # the object moves (its own animation or a parent's): this frame's
             to_local = np.linalg.inv(mesh_io.matrix_to_numpy(target.write_obj.matrix_world))
-        return mesh_io.transform_points(to_local, value)
+        local = mesh_io.transform_points(to_local, value)
+        active = getattr(self._source, "active", None)
+        live = active(target.entry) if target.kind in FLUID_ROLES and active is not None else None
+        # Fluid not yet poured or drained: parked where the liquid surface deletes it, so the cache
+        # replays without the add-on.
+        return local if live is None else park_inactive(local, live)
 
     def _write_frame(self, frame: int) -> None:
         for target in self.targets:
@@ -660,7 +666,8 @@ class BakeJob:
     def _apply(self, target: _Target) -> None:
         obj = target.write_obj
         if target.output == "PC2":
-            position = {"CLOTH": "FIRST", "GRANULAR": "BEFORE_NODES"}.get(target.kind, "LAST")
+            # Points (grains, liquid) move before their Geometry Nodes draw them.
+            position = {"CLOTH": "FIRST", "RIGID": "LAST"}.get(target.kind, "BEFORE_NODES")
             if target.kind == "CLOTH" and cloth_result.result_modifier(obj) is not None:
                 position = "AFTER_CLOTH_RESULT"  # the simulated shape replaces the deformed one there
             filepath = blend_path(self.blend_folder, target.uid + ".pc2")

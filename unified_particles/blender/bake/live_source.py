@@ -20,13 +20,15 @@ import numpy as np
 
 from ...core.state import Snapshot
 from .. import simulation
+from ..fluids import FLUID_ROLES
 from ..scene_reader import Entry
 from .paths import BAKED_ROLES
 
 
 @dataclasses.dataclass
 class SourceEntry:
-    """One baked body: ``kind`` RIGID/CLOTH/GRANULAR, the object, and the object receiving the motion."""
+    """One baked body: ``kind`` RIGID/CLOTH/GRANULAR/FLUID/INFLOW, the object, and the object receiving the
+    motion."""
 
     kind: str
     name: str
@@ -37,8 +39,8 @@ class SourceEntry:
 class LiveSource:
     """Motion from the live simulation runner.
 
-    ``sample`` returns world-space vertex positions (cloth, granular: (N, 3)) or the rigid object's world
-    matrix (4, 4) at the frame the runner is at.
+    ``sample`` returns world-space vertex positions (cloth, granular, fluid: (N, 3)) or the rigid object's
+    world matrix (4, 4) at the frame the runner is at; ``active`` which fluid particles are live.
     """
 
     def __init__(self, scene: bpy.types.Scene) -> None:
@@ -69,6 +71,13 @@ class LiveSource:
         if entry.kind == "CLOTH":
             return np.asarray(body.vertex_positions, dtype=np.float64)
         return np.asarray(self._world().positions, dtype=np.float64)[body.indices]
+
+    def active(self, entry: SourceEntry) -> np.ndarray | None:
+        """Which of a fluid's particles are live at the runner's frame ((N,) bool; None for other kinds):
+        the bake parks the others where the liquid surface deletes them."""
+        if entry.kind not in FLUID_ROLES:
+            return None
+        return np.asarray(self._world().particle_active, dtype=bool)[entry.handle.body.indices]
 
     def state(self) -> Snapshot:
         snapshot: Snapshot = self._world().state()

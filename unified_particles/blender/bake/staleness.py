@@ -25,6 +25,9 @@ from ..scene_reader import settings_signature, simulated_objects
 from .outputs import bake_output, baked_folder, baked_objects
 from .paths import BAKED_ROLES, role
 
+# Kinds whose Mesh Cache writes every vertex of the object's mesh (a vertex count to check).
+POINT_KINDS = ("CLOTH", "GRANULAR", "FLUID", "INFLOW")
+
 
 def report(message: str) -> None:
     """Print a bake message for the console (and farm logs)."""
@@ -86,7 +89,7 @@ def check_bake(scene: bpy.types.Scene) -> list[str]:
             continue
         pc2 = cf.cache_file(folder, settings.uid, ".pc2") if settings.baked_output == "PC2" else None
         n_points = None
-        if pc2 is not None and obj.type == "MESH" and sidecar.get("kind") in ("CLOTH", "GRANULAR"):
+        if pc2 is not None and obj.type == "MESH" and sidecar.get("kind") in POINT_KINDS:
             # Their Mesh Cache sits before any modifier that adds vertices.
             n_points = len(mesh_of(obj).vertices)
         found = cf.check_sidecar(

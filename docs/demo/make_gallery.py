@@ -1,0 +1,303 @@
+"""`make docs-images`: the README gallery, one still per material and a short looping animation.
+
+Each scene is built with the add-on's operators as a user would (select, Make Rigid / Cloth / Granular /
+Fluid / Collider, a preset, Bake), baked, and rendered with Cycles on the CPU with OpenImageDenoise:
+
+- ``rigid``: a wall of wooden crates knocked down by a steel ball;
+- ``cloth``: a gingham tablecloth dropped over a round table;
+- ``granular``: sand poured onto a crate, piling up around it;
+- ``fluid``: water poured onto sand, a crate floating in it (needs the Fluid role: skipped, with a
+  message, in a build of the add-on that has none);
+- ``loop``: the README scene's first seconds as a small looping animated WebP.
+
+Stills go to docs/images/gallery/<name>.jpg, the animation to docs/images/gallery/hammock.webp; the
+.blend files and bake caches to --out.
+
+    UP_EXTENSION_ZIP=dist/unified_particles-0.1.0.zip .venv/bin/python docs/demo/make_gallery.py --only cloth
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# Keep Blender's user configuration out of the user's home (must precede `import bpy`).
+_USER_DIR = tempfile.mkdtemp(prefix="up-gallery-user-")
+os.environ.setdefault("BLENDER_USER_RESOURCES", _USER_DIR)
+os.environ.setdefault("XDG_CACHE_HOME", os.path.join(_USER_DIR, "cache"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bpy  # noqa: E402
+import make_demo  # noqa: E402
+from make_demo import (  # noqa: E402
+    REPO,
+    active,
+    assign,
+    bake,
+    configure_render,
+    grain_material,
+    install_extension,
+    material,
+    run,
+    say,
+    stage,
+    thickness,
+)
+
+GALLERY = REPO / "docs" / "images" / "gallery"
+STILL_SIZE = (960, 540)
+LOOP_SIZE = (640, 360)
+SAND_DARK, SAND_LIGHT = (0.42, 0.29, 0.15), (0.8, 0.64, 0.4)
+
+
+def new_file(radius: float, frames: int, substeps: int = 8, iterations: int = 2) -> Any:
+    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, frames
+    scene.render.fps = 24
+    settings = scene.unified_particles
+    settings.particle_radius = radius
+    settings.substeps = substeps
+    settings.iterations = iterations
+    return scene
+
+
+def rigid() -> int:
+    """A wall of 4 x 4 crates, hit by a steel ball thrown at it. Returns the frame to render."""
+    new_file(radius=0.02, frames=11, substeps=8, iterations=2)
+    stage(camera=(3.4, -3.9, 1.7), target=(0.0, 0.3, 0.45), lens=45.0)
+    size = 0.3
+    crates = []
+    for row in range(4):
+        for col in range(4):
+            x = (col - 1.5 + 0.5 * (row % 2)) * (size + 0.01)
+            bpy.ops.mesh.primitive_cube_add(size=size, location=(x, 0.5, size / 2 + row * (size + 0.005)))
+            shade = (0.8 - 0.05 * ((row + col) % 3), 0.55 - 0.04 * (col % 2), 0.25)
+            crates.append(assign(active(), material(f"Crate{row}{col}", shade, 0.55)))
+    run("make_rigid", *crates)
+    run("apply_preset", *crates, preset="WOOD")
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.22, location=(0.1, -1.6, 0.5), segments=32, ring_count=16)
+    ball = assign(active(), material("Steel", (0.8, 0.8, 0.82), 0.25))
+    bpy.ops.object.shade_smooth()
+    ball.data.materials[0].node_tree.nodes["Principled BSDF"].inputs["Metallic"].default_value = 1.0
+    run("make_rigid", ball)
+    run("apply_preset", ball, preset="STEEL")
+    ball.unified_particles.initial_velocity = (0.0, 5.0, 1.2)
+    return 11  # the ball bursting through, crates flying
+
+
+def cloth() -> int:
+    """A gingham tablecloth dropped over a round table with Suzanne sitting on it."""
+    radius = 0.012
+    new_file(radius=radius, frames=48, substeps=8, iterations=2)
+    stage(camera=(2.6, -2.9, 2.0), target=(0.0, 0.0, 0.6), lens=42.0)
+    wood = material("Wood", (0.36, 0.2, 0.1), 0.5)
+    bpy.ops.mesh.primitive_cylinder_add(radius=0.55, depth=0.06, location=(0, 0, 0.77), vertices=64)
+    top = assign(active(), wood)
+    bpy.ops.object.shade_smooth()
+    bpy.ops.mesh.primitive_cylinder_add(radius=0.06, depth=0.74, location=(0, 0, 0.37), vertices=24)
+    leg = assign(active(), wood)
+    bpy.ops.mesh.primitive_monkey_add(size=0.45, location=(0.0, 0.0, 0.98), rotation=(-0.35, 0.0, 0.5))
+    suzanne = active()
+    suzanne.modifiers.new("Smooth", "SUBSURF").levels = 1
+    run("make_collider", top, leg, suzanne)
+    columns = math.ceil(1.6 / (1.6 * radius))
+    bpy.ops.mesh.primitive_grid_add(
+        x_subdivisions=columns, y_subdivisions=columns, size=1.6, location=(0, 0, 1.1)
+    )
+    cloth = active()
+    cloth.name = "Tablecloth"
+    mat = material("Gingham", (0.75, 0.08, 0.08), 0.85)
+    nodes, links = mat.node_tree.nodes, mat.node_tree.links
+    checker = nodes.new("ShaderNodeTexChecker")
+    checker.inputs["Scale"].default_value = 24.0
+    checker.inputs["Color1"].default_value = (0.75, 0.08, 0.08, 1.0)
+    checker.inputs["Color2"].default_value = (0.92, 0.9, 0.86, 1.0)
+    uv = nodes.new("ShaderNodeTexCoord")
+    links.new(uv.outputs["UV"], checker.inputs["Vector"])
+    links.new(checker.outputs["Color"], nodes["Principled BSDF"].inputs["Base Color"])
+    assign(cloth, mat)
+    run("make_cloth", cloth)
+    run("apply_preset", cloth, preset="COTTON")
+    thickness(cloth, 0.008)
+    return 48
+
+
+def granular() -> int:
+    """Sand poured through a funnel: thousands of grains piling up into a cone below it."""
+    radius = 0.01
+    new_file(radius=radius, frames=40, substeps=8, iterations=2)
+    stage(camera=(1.8, -2.1, 1.0), target=(0.0, 0.0, 0.38), lens=42.0)
+    # The funnel: an open cone made a shell by a Solidify modifier (colliders use the evaluated mesh).
+    bpy.ops.mesh.primitive_cone_add(
+        vertices=48, radius1=0.1, radius2=0.34, depth=0.4, end_fill_type="NOTHING", location=(0, 0, 0.75)
+    )
+    funnel = assign(active(), material("Tin", (0.55, 0.57, 0.6), 0.35))
+    funnel.active_material.node_tree.nodes["Principled BSDF"].inputs["Metallic"].default_value = 1.0
+    funnel.name = "Funnel"
+    shell = funnel.modifiers.new("Shell", "SOLIDIFY")
+    shell.thickness = 0.02
+    bpy.ops.object.shade_smooth()
+    run("make_collider", funnel)
+    bpy.ops.mesh.primitive_cylinder_add(vertices=32, radius=0.27, depth=0.35, location=(0, 0, 1.05))
+    sand = active()
+    sand.name = "Sand"
+    assign(sand, grain_material("Sand", SAND_DARK, SAND_LIGHT))
+    run("make_granular", sand)
+    run("apply_preset", sand, preset="DRY_SAND")
+    return 40  # the stream still pours onto the cone
+
+
+def fluid() -> int | None:
+    """Water poured from a tap onto a sand bank in a tank, a wooden crate floating in the pool beside it.
+    None without the Fluid role."""
+    ops = bpy.ops.unified_particles
+    if not hasattr(ops, "make_fluid") or not hasattr(ops, "make_inflow"):
+        say("this build of the add-on has no Fluid role yet: fluid still skipped")
+        return None
+    new_file(radius=0.015, frames=48, substeps=8, iterations=2)
+    stage(camera=(1.25, -1.55, 1.2), target=(0.0, 0.02, 0.1), lens=36.0)
+    # An open tank: four stone walls (colliders) around a 0.9 m x 0.6 m floor, 0.3 m high.
+    inner_x, inner_y, height, wall = 0.45, 0.3, 0.3, 0.04
+    stone = material("Stone", (0.5, 0.48, 0.45), 0.8)
+    walls = []
+    for x, y, sx, sy in (
+        (0.0, -inner_y - wall / 2, 2 * (inner_x + wall), wall),
+        (0.0, inner_y + wall / 2, 2 * (inner_x + wall), wall),
+        (-inner_x - wall / 2, 0.0, wall, 2 * inner_y),
+        (inner_x + wall / 2, 0.0, wall, 2 * inner_y),
+    ):
+        bpy.ops.mesh.primitive_cube_add(size=1.0, location=(x, y, height / 2))
+        walls.append(assign(active(), stone))
+        walls[-1].scale = (sx, sy, height)
+        bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
+    run("make_collider", *walls)
+
+    def box(name: str, x0: float, x1: float, top: float) -> Any:
+        bpy.ops.mesh.primitive_cube_add(size=1.0, location=((x0 + x1) / 2, 0.0, top / 2))
+        obj = active()
+        obj.name = name
+        obj.scale = (x1 - x0, 2 * inner_y - 0.01, top)
+        bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
+        return obj
+
+    # A bank of damp sand along the right wall, a pool of water on the left.
+    sand = assign(box("Sand", 0.08, inner_x - 0.005, 0.15), grain_material("Sand", SAND_DARK, SAND_LIGHT))
+    run("make_granular", sand)
+    run("apply_preset", sand, preset="WET_SAND")
+    water_mat = material("Water", (0.85, 0.93, 1.0), 0.03)
+    bsdf = water_mat.node_tree.nodes["Principled BSDF"]
+    transmission = "Transmission Weight" if "Transmission Weight" in bsdf.inputs else "Transmission"
+    bsdf.inputs[transmission].default_value = 1.0
+    bsdf.inputs["IOR"].default_value = 1.33
+    water = assign(box("Water", -inner_x + 0.005, 0.075, 0.15), water_mat)
+    run("make_fluid", water)
+    run("apply_preset", water, preset="WATER")
+    # A tap over the sand bank pours more water onto it.
+    bpy.ops.mesh.primitive_cylinder_add(radius=0.06, depth=0.06, location=(0.26, 0.0, 0.55))
+    tap = assign(active(), water_mat)
+    tap.name = "Tap"
+    run("make_inflow", tap)
+    tap.unified_particles.flow_velocity = 1.5  # m/s along the tap's local -Z: straight down
+    # A crate lighter than water (wood, 700 kg/m^3) dropped into the pool: it floats.
+    bpy.ops.mesh.primitive_cube_add(size=0.16, location=(-0.2, 0.02, 0.4), rotation=(0.2, 0.3, 0.5))
+    crate = assign(active(), material("Crate", (0.8, 0.55, 0.25), 0.55))
+    run("make_rigid", crate)
+    run("apply_preset", crate, preset="WOOD")
+    return 48
+
+
+def render_jpeg(path: Path, frame: int, quality: int = 90) -> float:
+    scene = bpy.context.scene
+    scene.frame_set(frame)
+    settings = scene.render.image_settings
+    if hasattr(settings, "media_type"):
+        settings.media_type = "IMAGE"
+    settings.file_format = "JPEG"
+    settings.quality = quality
+    scene.render.filepath = str(path)
+    t0 = time.perf_counter()
+    bpy.ops.render.render(write_still=True)
+    return time.perf_counter() - t0
+
+
+def loop(out: Path, samples: int, percentage: int) -> Path:
+    """The README scene's first three seconds, every other frame at 12 fps, as an animated WebP."""
+    from PIL import Image  # Pillow comes with matplotlib in the dev environment
+
+    make_demo.build_scene(72)
+    configure_render(samples, LOOP_SIZE, denoise=True, percentage=percentage)
+    say(f"loop: baked in {bake(out / 'loop.blend'):.0f} s")
+    frames_dir = out / "loop-frames"
+    shutil.rmtree(frames_dir, ignore_errors=True)
+    frames_dir.mkdir(parents=True)
+    t0 = time.perf_counter()
+    paths = []
+    for frame in range(1, 73, 2):
+        paths.append(frames_dir / f"{frame:03d}.png")
+        make_demo.render_still(paths[-1], frame)
+    say(f"loop: rendered {len(paths)} frames in {time.perf_counter() - t0:.0f} s")
+    images = [Image.open(p).convert("RGB") for p in paths]
+    target = GALLERY / "hammock.webp"
+    # Hold the last frame for a second before the loop starts again.
+    durations = [83] * (len(images) - 1) + [1000]
+    images[0].save(
+        target, save_all=True, append_images=images[1:], duration=durations, loop=0, quality=70, method=6
+    )
+    return target
+
+
+SCENES: dict[str, Callable[[], int | None]] = {
+    "rigid": rigid,
+    "cloth": cloth,
+    "granular": granular,
+    "fluid": fluid,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="rigid,cloth,granular,fluid,loop", help="comma-separated scenes")
+    parser.add_argument("--samples", type=int, default=32)
+    parser.add_argument("--percentage", type=int, default=100, help="render size in per cent")
+    parser.add_argument("--out", type=Path, default=REPO / "build" / "docs-gallery")
+    parser.add_argument("--gallery", type=Path, default=None, help="where the images go")
+    args = parser.parse_args()
+    zip_path = Path(os.environ.get("UP_EXTENSION_ZIP", ""))
+    if not zip_path.is_file():
+        sys.exit("Set UP_EXTENSION_ZIP to the built zip (make docs-images does this)")
+    global GALLERY
+    if args.gallery is not None:
+        GALLERY = args.gallery.resolve()
+    GALLERY.mkdir(parents=True, exist_ok=True)
+    out: Path = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    install_extension(zip_path)
+    for name in args.only.split(","):
+        started = time.perf_counter()
+        if name == "loop":
+            target = loop(out, max(8, args.samples // 2), args.percentage)
+            seconds = time.perf_counter() - started
+            say(f"wrote {target} ({target.stat().st_size // 1024} KB) in {seconds:.0f} s")
+            continue
+        frame = SCENES[name]()
+        if frame is None:
+            continue
+        configure_render(args.samples, STILL_SIZE, denoise=True, percentage=args.percentage)
+        baked = bake(out / f"{name}.blend")
+        target = GALLERY / f"{name}.jpg"
+        rendered = render_jpeg(target, frame)
+        size = target.stat().st_size // 1024
+        say(f"{name}: baked in {baked:.0f} s, rendered in {rendered:.0f} s, {target} ({size} KB)")
+
+
+if __name__ == "__main__":
+    main()
