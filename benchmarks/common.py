@@ -129,6 +129,23 @@ def profile_cumulative(functions: list[tuple[str, str]]) -> dict[str, dict]:
     return out
 
 
+def profile_called_from(callee: tuple[str, str], caller: tuple[str, str]) -> float:
+    """Cumulative time (ms, over the profiled steps) of ``callee`` in calls made directly by ``caller``,
+    each a (file name, function name)."""
+    prof = _PROFILER[0]
+    if prof is None:
+        return 0.0
+    st = pstats.Stats(prof)
+    total = 0.0
+    for (file, _line, func), (_cc, _nc, _tt, _ct, callers) in st.stats.items():  # type: ignore[attr-defined]
+        if (Path(file).name, func) != callee:
+            continue
+        for (cfile, _cline, cfunc), value in callers.items():
+            if (Path(cfile).name, cfunc) == caller:
+                total += value[3] * 1e3  # (cc, nc, tt, ct) of the calls from this caller
+    return total
+
+
 def set_budget(seconds: float) -> None:
     global BUDGET_S
     BUDGET_S = float(seconds)

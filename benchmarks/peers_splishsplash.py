@@ -1,10 +1,12 @@
 """SPlisHSPlasH (compiled SPH from PyPI, ``pysplishsplash``) on the S8 dam break, headless, one process.
 
-    python -m benchmarks.peers_splishsplash S8 [--frames N] [--method PBF|DFSPH]
+    python -m benchmarks.peers_splishsplash S8 [--frames N] [--method PBF|DFSPH] [--iterations K]
 
 The S8 tank (benchmarks/scenes.py: a closed 4 x 1.5 x 3 m box, SPlisHSPlasH's own DamBreakModel.json
-box) with the same 30 x 30 x 30 water column at the same places (particle radius 2.5 cm, lattice spacing
-2r, checked below), written as a scene file and run through ``SimulatorBase.run`` with ``useGui=False``.
+box) with the same 30 x 28 x 30 water column at the same places (particle radius 2.5 cm, lattice spacing
+2r; the count is checked against ours), written as a scene file and run through ``SimulatorBase.run``
+with ``useGui=False``. The column starts one lattice spacing off the walls as in DamBreakModel.json:
+with particles one radius from a volume-map wall SPlisHSPlasH's PBF blows up in its first step.
 SPlisHSPlasH is Y-up: our (x, y, z) is its (x, z, -y). The tank is the library's UnitBox.obj scaled
 as in DamBreakModel.json, a wall with volume maps (boundary handling Bender et al. 2019). Material as
 DamBreakModel.json: density 1000, standard viscosity 0.01.
@@ -12,14 +14,17 @@ DamBreakModel.json: density 1000, standard viscosity 0.01.
 Methods:
 
 * ``PBF`` (like for like with ours): Position Based Fluids at a fixed time step of 1/384 s (no CFL), one
-  density iteration per step: the same 16 small steps of one Jacobi iteration per 1/24 s frame as our
-  World's default budget (substeps 4 x iterations 4).
+  density iteration per step (``--iterations``; 0: until the density error is below 0.05%): the same 16
+  small steps of one Jacobi iteration per 1/24 s frame as our World's default budget (substeps 4 x
+  iterations 4).
 * ``DFSPH``: divergence-free SPH with DamBreakModel.json's own settings (CFL time step, factor 1, at most
   0.005 s; density error 0.05%, divergence error 0.1%, 2 to 100 iterations): the library's default way.
 
 A frame is timed from the time-step callback: its time is the wall time between the steps that cross
 k/24 s, minus what the callback itself spends reading positions for the quality figures. The first frame
-includes the library's deferred setup (volume maps of the tank), so the median is what counts.
+includes the library's deferred setup (the tank's volume maps, cached in the temporary folder after the
+first run), so the median is what counts. OpenMP threads: benchmarks/run.py runs it with busy and with
+passive waiting, as pypbd, and keeps the faster.
 Prints one JSON result line (see common.py).
 """
 

@@ -11,7 +11,7 @@ Blender's own extension installer first:
 
     UP_EXTENSION_ZIP=dist/unified_particles-0.1.0.zip .venv/bin/python docs/demo/make_demo.py [--frames 120]
 
-`--still-only` renders only docs/images/demo.png (used by `make docs-images`); `--percentage 50` renders a
+`--still-only` renders only docs/images/demo.jpg (used by `make docs-images`); `--percentage 50` renders a
 quick preview at half size. The helpers here (stage, bake, materials) are shared by make_gallery.py.
 """
 
@@ -38,6 +38,7 @@ from mathutils import Vector  # noqa: E402
 
 PACKAGE = "bl_ext.user_default.unified_particles"
 RADIUS = 0.015  # metres: one particle radius for the whole world (sand grains 3 cm across)
+SAND_DARK, SAND_LIGHT = (0.3, 0.2, 0.1), (0.64, 0.49, 0.29)  # each grain a shade between the two
 
 
 def say(message: str) -> None:
@@ -183,8 +184,9 @@ def build_scene(frames: int) -> dict[str, Any]:
     wood = material("Wood", (0.45, 0.28, 0.14), 0.7)
     posts = []
     for x in (-1.2, 1.2):  # just outside the pinned edges (x = +-1.1) so the posts never push a pin
-        bpy.ops.mesh.primitive_cylinder_add(radius=0.08, depth=1.5, location=(x, 0, 0.75), vertices=16)
+        bpy.ops.mesh.primitive_cylinder_add(radius=0.08, depth=1.5, location=(x, 0, 0.75), vertices=24)
         posts.append(assign(active(), wood))
+        bpy.ops.object.shade_smooth()
     run("make_collider", *posts)
 
     # Vertex spacing 0.7 particle diameters: no gaps for grains to pass, even where the cloth stretches.
@@ -220,6 +222,7 @@ def build_scene(frames: int) -> dict[str, Any]:
     bpy.ops.mesh.primitive_monkey_add(size=0.45, location=(0.0, -0.05, 3.45), rotation=(0.4, 0.0, 0.3))
     suzanne = assign(active(), material("Suzanne", (0.2, 0.45, 0.8), 0.3))
     suzanne.name = "Suzanne"
+    bpy.ops.object.shade_smooth()
     run("make_rigid", suzanne)
     run("apply_preset", suzanne, preset="RUBBER")
 
@@ -230,7 +233,7 @@ def build_scene(frames: int) -> dict[str, Any]:
     sand.name = "Sand"
     sand.scale = (0.7, 0.45, 0.4)
     bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
-    assign(sand, grain_material("Sand", (0.62, 0.46, 0.26), (0.93, 0.8, 0.56)))
+    assign(sand, grain_material("Sand", SAND_DARK, SAND_LIGHT))
     run("make_granular", sand)
     run("apply_preset", sand, preset="DRY_SAND")
 
@@ -253,12 +256,17 @@ def configure_render(
 
 
 def render_still(path: Path, frame: int) -> None:
+    """Render ``frame`` to ``path``: JPEG (quality 92, a few tens of KB) for a .jpg name, else PNG."""
     scene = bpy.context.scene
     scene.frame_set(frame)
     settings = scene.render.image_settings
     if hasattr(settings, "media_type"):
         settings.media_type = "IMAGE"
-    settings.file_format = "PNG"
+    if path.suffix.lower() in (".jpg", ".jpeg"):
+        settings.file_format = "JPEG"
+        settings.quality = 92
+    else:
+        settings.file_format = "PNG"
     scene.render.filepath = str(path)
     bpy.ops.render.render(write_still=True)
 
@@ -301,8 +309,8 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=32)
     parser.add_argument("--percentage", type=int, default=100, help="render size in per cent of 1280x720")
     parser.add_argument("--out", type=Path, default=REPO / "out")
-    parser.add_argument("--still-only", action="store_true", help="render docs/images/demo.png only")
-    parser.add_argument("--still", type=Path, default=REPO / "docs" / "images" / "demo.png")
+    parser.add_argument("--still-only", action="store_true", help="render docs/images/demo.jpg only")
+    parser.add_argument("--still", type=Path, default=REPO / "docs" / "images" / "demo.jpg")
     args = parser.parse_args()
 
     zip_path = Path(os.environ.get("UP_EXTENSION_ZIP", ""))

@@ -39,6 +39,8 @@ import bpy  # noqa: E402
 import make_demo  # noqa: E402
 from make_demo import (  # noqa: E402
     REPO,
+    SAND_DARK,
+    SAND_LIGHT,
     active,
     assign,
     bake,
@@ -55,7 +57,6 @@ from make_demo import (  # noqa: E402
 GALLERY = REPO / "docs" / "images" / "gallery"
 STILL_SIZE = (960, 540)
 LOOP_SIZE = (640, 360)
-SAND_DARK, SAND_LIGHT = (0.42, 0.29, 0.15), (0.8, 0.64, 0.4)
 
 
 def new_file(radius: float, frames: int, substeps: int = 8, iterations: int = 2) -> Any:
@@ -164,7 +165,7 @@ def fluid() -> int | None:
         say("this build of the add-on has no Fluid role yet: fluid still skipped")
         return None
     new_file(radius=0.015, frames=48, substeps=8, iterations=2)
-    stage(camera=(1.25, -1.55, 1.2), target=(0.0, 0.02, 0.1), lens=36.0)
+    stage(camera=(0.75, -1.25, 1.25), target=(0.0, 0.0, 0.08), lens=35.0)
     # An open tank: four stone walls (colliders) around a 0.9 m x 0.6 m floor, 0.3 m high.
     inner_x, inner_y, height, wall = 0.45, 0.3, 0.3, 0.04
     stone = material("Stone", (0.5, 0.48, 0.45), 0.8)
@@ -180,6 +181,10 @@ def fluid() -> int | None:
         walls[-1].scale = (sx, sy, height)
         bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
     run("make_collider", *walls)
+    # Dark tiles on the tank's floor (just a picture: the ground below is the collider).
+    bpy.ops.mesh.primitive_plane_add(size=1.0, location=(0.0, 0.0, 0.001))
+    tiles = assign(active(), material("Tiles", (0.08, 0.16, 0.2), 0.6))
+    tiles.scale = (2 * inner_x, 2 * inner_y, 1.0)
 
     def box(name: str, x0: float, x1: float, top: float) -> Any:
         bpy.ops.mesh.primitive_cube_add(size=1.0, location=((x0 + x1) / 2, 0.0, top / 2))
@@ -193,40 +198,28 @@ def fluid() -> int | None:
     sand = assign(box("Sand", 0.08, inner_x - 0.005, 0.15), grain_material("Sand", SAND_DARK, SAND_LIGHT))
     run("make_granular", sand)
     run("apply_preset", sand, preset="WET_SAND")
-    water_mat = material("Water", (0.85, 0.93, 1.0), 0.03)
+    water_mat = material("Water", (0.75, 0.9, 0.97), 0.03)
     bsdf = water_mat.node_tree.nodes["Principled BSDF"]
     transmission = "Transmission Weight" if "Transmission Weight" in bsdf.inputs else "Transmission"
     bsdf.inputs[transmission].default_value = 1.0
     bsdf.inputs["IOR"].default_value = 1.33
     water = assign(box("Water", -inner_x + 0.005, 0.075, 0.15), water_mat)
+    water.unified_particles.surface_smoothing = 10  # a calm surface over the splashing particles
     run("make_fluid", water)
     run("apply_preset", water, preset="WATER")
     # A tap over the sand bank pours more water onto it.
     bpy.ops.mesh.primitive_cylinder_add(radius=0.06, depth=0.06, location=(0.26, 0.0, 0.55))
     tap = assign(active(), water_mat)
     tap.name = "Tap"
-    run("make_inflow", tap)
+    tap.unified_particles.surface_smoothing = 10
     tap.unified_particles.flow_velocity = 1.5  # m/s along the tap's local -Z: straight down
+    run("make_inflow", tap)
     # A crate lighter than water (wood, 700 kg/m^3) dropped into the pool: it floats.
     bpy.ops.mesh.primitive_cube_add(size=0.16, location=(-0.2, 0.02, 0.4), rotation=(0.2, 0.3, 0.5))
     crate = assign(active(), material("Crate", (0.8, 0.55, 0.25), 0.55))
     run("make_rigid", crate)
     run("apply_preset", crate, preset="WOOD")
     return 48
-
-
-def render_jpeg(path: Path, frame: int, quality: int = 90) -> float:
-    scene = bpy.context.scene
-    scene.frame_set(frame)
-    settings = scene.render.image_settings
-    if hasattr(settings, "media_type"):
-        settings.media_type = "IMAGE"
-    settings.file_format = "JPEG"
-    settings.quality = quality
-    scene.render.filepath = str(path)
-    t0 = time.perf_counter()
-    bpy.ops.render.render(write_still=True)
-    return time.perf_counter() - t0
 
 
 def loop(out: Path, samples: int, percentage: int) -> Path:
@@ -284,7 +277,7 @@ def main() -> None:
     for name in args.only.split(","):
         started = time.perf_counter()
         if name == "loop":
-            target = loop(out, max(8, args.samples // 2), args.percentage)
+            target = loop(out, max(8, args.samples // 4), args.percentage)
             seconds = time.perf_counter() - started
             say(f"wrote {target} ({target.stat().st_size // 1024} KB) in {seconds:.0f} s")
             continue
@@ -294,7 +287,9 @@ def main() -> None:
         configure_render(args.samples, STILL_SIZE, denoise=True, percentage=args.percentage)
         baked = bake(out / f"{name}.blend")
         target = GALLERY / f"{name}.jpg"
-        rendered = render_jpeg(target, frame)
+        t0 = time.perf_counter()
+        make_demo.render_still(target, frame)
+        rendered = time.perf_counter() - t0
         size = target.stat().st_size // 1024
         say(f"{name}: baked in {baked:.0f} s, rendered in {rendered:.0f} s, {target} ({size} KB)")
 

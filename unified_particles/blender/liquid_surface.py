@@ -271,13 +271,13 @@ def ensure_liquid_surface(
         radius = float(scene_settings(context_scene(bpy.context)).particle_radius)
     group = liquid_node_group()
     # Ours: the Geometry Nodes modifier playing the group (whatever the user renamed it to).
-    modifier = next(
+    found = next(
         (m for m in obj.modifiers if isinstance(m, bpy.types.NodesModifier) and m.node_group == group),
         None,
     )
-    if modifier is None:
-        modifier = obj.modifiers.new(MODIFIER_NAME, "NODES")
-    nodes_modifier = as_type(modifier, bpy.types.NodesModifier)
+    if found is None:
+        found = as_type(obj.modifiers.new(MODIFIER_NAME, "NODES"), bpy.types.NodesModifier)
+    nodes_modifier = found
     if nodes_modifier.node_group is not group:
         nodes_modifier.node_group = group
     values: dict[str, Any] = {
