@@ -405,3 +405,28 @@ def test_fluid_errors_are_reports(bpy_clean: ModuleType, monkeypatch: pytest.Mon
     assert big.display_type == "TEXTURED"
     assert big.unified_particles.particle_object is None
     scene.frame_set(2)
+
+
+def test_inflow_speed_changed_before_baking_bakes_every_slot(bpy_clean: ModuleType, tmp_path: Path) -> None:
+    """Raising an inflow's Flow Velocity after Make Inflow raises its capacity (slots reserved for the shot).
+    A bake made straight away (no playback in between) writes the new count, and its particle object must
+    keep that count so the point cache plays (it went back to the old count: "Vertex count mismatch")."""
+    bpy = bpy_clean
+    scene = small_scene(bpy, radius=R)
+    scene.frame_end = 14
+    tap = _animated_tap(bpy, scene, 2, 10, 1.0)
+    particles = tap.unified_particles.particle_object
+    before = len(particles.data.vertices)
+    tap.unified_particles.flow_velocity = 3.0
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "pour.blend"))
+    assert run_op(bpy, "bake") == {"FINISHED"}
+    cache = next(m for m in particles.modifiers if m.type == "MESH_CACHE")
+    # PC2 header: "POINTCACHE2\0", int32 version, int32 point count, ...
+    header = Path(bpy.path.abspath(cache.filepath)).read_bytes()[:20]
+    capacity = int(np.frombuffer(header[16:20], dtype="<i4")[0])
+    assert capacity > before  # three times the speed: more layers over the same frames
+    assert len(particles.data.vertices) == capacity
+    scene.frame_set(8)
+    evaluated = particles.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    assert len(evaluated.data.vertices) > 0  # the cache applies (a mismatch leaves the surface empty)
+    assert scene.unified_particles.last_error == ""

@@ -91,8 +91,8 @@ BYTES_PER_PARTICLE = 1200
 FALLBACK_PHYSICAL_MEMORY = 8e9
 # Default memory_limit as a fraction of physical memory (SolverSettings.memory_limit = None).
 DEFAULT_MEMORY_FRACTION = 0.5
-# Default rolling resistance of grains (contacts.rolling_resistance): poured dry sand (friction 0.6) piles
-# at 30-35 degrees with it (tests/core/test_granular_pile.py, docs/physics.md).
+# Default rolling resistance of grains (contacts.rolling_resistance): poured dry sand (friction 0.7, the
+# Dry Sand preset) piles at 32-33 degrees with it (tests/core/test_granular_pile.py, docs/physics.md).
 DEFAULT_ROLLING_FRICTION = 0.0
 
 
@@ -541,7 +541,7 @@ class World:
             name: optional label.
             initial_velocity: (3,) velocity of every grain at the start, m/s.
             rolling_friction: rolling resistance coefficient between touching grains (>= 0; the
-                default makes dry sand, friction 0.6, pile at 30-35 degrees; see docs/physics.md).
+                default makes dry sand, friction 0.7, pile at 30-35 degrees; see docs/physics.md).
         """
         v0 = _vector(initial_velocity, "initial_velocity")
         pts = geometry.as_vertices(points)

@@ -112,13 +112,17 @@ def _capture(obj: bpy.types.Object) -> dict[str, Any]:
     return data
 
 
-def _uncapture(obj: bpy.types.Object, data: dict[str, Any]) -> None:
+def _uncapture(obj: bpy.types.Object, data: dict[str, Any], keep_count: bool = False) -> None:
+    """Undo what building changed on ``obj``; with ``keep_count`` a point mesh whose point count the build
+    changed keeps the new count (a committed bake's point cache has that many points)."""
     if obj.type == "MESH" and "positions" in data:
         mesh = mesh_of(obj)
         for attribute in [a.name for a in mesh.attributes if a.name not in data["attributes"]]:
             mesh.attributes.remove(mesh.attributes[attribute])
         same_count = len(mesh.vertices) == len(data["positions"])
-        if not same_count and "point_attributes" in data and not len(mesh.edges) and not len(mesh.polygons):
+        if keep_count and not same_count:
+            pass  # e.g. an inflow's capacity grew with its flow velocity: the bake wrote the new count
+        elif not same_count and "point_attributes" in data and not len(mesh.edges) and not len(mesh.polygons):
             mesh_io.rebuild_point_mesh(mesh, data["positions"], data["point_attributes"])
         elif same_count and not np.array_equal(mesh_io.read_positions(mesh), data["positions"]):
             mesh_io.write_positions(mesh, data["positions"])
@@ -499,11 +503,14 @@ class BakeJob:
                 object_bake(obj).uid = uid
         self._uids_before.clear()
 
-    def _restore_objects(self) -> None:
+    def _restore_objects(self, committing: bool = False) -> None:
+        """Undo the build's changes; when ``committing`` the bake's point objects keep the point count
+        the bake was written with."""
+        points = {t.write_obj.name for t in self.targets if t.kind in ("GRANULAR", *FLUID_ROLES)}
         for name, data in self._captured.items():
             obj = bpy.data.objects.get(name)
             if obj is not None:
-                _uncapture(obj, data)
+                _uncapture(obj, data, keep_count=committing and name in points)
         self._captured.clear()
 
     def _end(self) -> None:
@@ -577,7 +584,7 @@ class BakeJob:
         backups: list[tuple[Path, Path]] = []  # (file of the previous bake, where it waits meanwhile)
         try:
             self._close_source()
-            self._restore_objects()
+            self._restore_objects(committing=True)
             # Another file's bake (this file was saved elsewhere since) is played, never deleted, from here.
             old_folder = self._old_folder if self._old_own else None
             old_files: list[Path] = []
