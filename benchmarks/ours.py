@@ -325,7 +325,7 @@ def _fluid_profile_groups(frames: int) -> dict:
         "neighbour search (fluid pair list rebuilds: grid, candidate pairs)": ms("fluid.py:_pair_list"),
         "density solve: per-particle sums over the pairs (np.bincount)": sums,
         "density solve: fluid/solid masks over the pairs (np.where)": masks,
-        "density solve: the rest (gathers x[i] - x[j], kernels, lambda, corrections)": ms(
+        "density solve: the rest (gathers x[i] - x[j], pairs within H kept, kernels, corrections)": ms(
             "fluid.py:solve_density"
         )
         - ms("fluid.py:_pair_list")

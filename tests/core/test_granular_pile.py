@@ -167,7 +167,7 @@ def test_poured_dry_sand_stands_at_the_angle_of_repose_of_real_sand() -> None:
     # Sand preset, ~450 grains each (piles ~7 grains high, ~22 wide). The angle is the least-squares slope
     # of the flanks' surface, height = h0 - tan(a) * distance from the axis, fitted to all eight ridges'
     # flank points at once (the pours' mean slope; one ridge's flanks scatter by +-3 degrees, the mean of
-    # eight by about +-1). Measured (NumPy 1.26 / 2.x): 33.1 / 32.6 degrees (32.3 with other releases);
+    # eight by about +-1). Measured (NumPy 1.26 / 2.x): 33.0 / 32.4 degrees (32.3 with other releases);
     # 2 H / W of the same ridges reads 37.4 / 37.2 (their peaks). Friction 0.6 gave 30.3-31.3 (too close
     # to the lower bound), 0.65: 30.5.
     ridges = _pour_ridges([DRY_SAND] * 8, rows=150)
