@@ -123,15 +123,7 @@ def fluid_points(
     vertices, tris = _world_mesh(obj, depsgraph)
     if len(tris) == 0:
         raise SimulationInputError(f"{obj.name!r} has no faces to fill with fluid")
-    checker = World(radius=radius) if world is None else world
-    try:
-        checker.check_fill(vertices, tris, "", max_count=MAX_FLUID_PARTICLES_PER_OBJECT, unit="particles")
-    except SimulationInputError as exc:
-        raise SimulationInputError(
-            f"{obj.name!r}{exc}".replace("or fewer/smaller objects", "or make the object smaller").replace(
-                "use a particle radius of", "raise the particle radius to"
-            )
-        ) from None
+    granular.check_fill(obj, vertices, tris, radius, world, MAX_FLUID_PARTICLES_PER_OBJECT, "particles")
     try:
         points = np.asarray(fill_mesh_with_fluid(vertices, tris, radius)).reshape(-1, 3)
     except SimulationInputError as exc:

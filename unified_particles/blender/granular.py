@@ -15,6 +15,7 @@ import contextlib
 import bpy
 import numpy as np
 
+from ..core import SimulationInputError, World
 from . import mesh_io
 from .mesh_io import FloatArray
 from .rna import as_type, context_scene, mesh_of, object_settings
@@ -134,3 +135,26 @@ def remove_particle_object(source: bpy.types.Object) -> None:
     source.hide_render = settings.source_hidden_render
     with contextlib.suppress(RuntimeError):  # not in the current view layer
         source.hide_set(False)
+
+
+def check_fill(
+    obj: bpy.types.Object,
+    vertices: FloatArray,
+    tris: object,
+    radius: float,
+    world: World | None,
+    max_count: int,
+    unit: str,
+) -> None:
+    """Refuse a fill (grains or fluid) of ``obj`` that breaks a limit (memory, with the particles already in
+    ``world`` if given; sampling grid; ``max_count`` per object), naming the object and the smallest
+    particle radius that keeps every limit."""
+    checker = World(radius=radius) if world is None else world
+    try:
+        checker.check_fill(vertices, tris, "", max_count=max_count, unit=unit)  # type: ignore[arg-type]
+    except SimulationInputError as exc:
+        raise SimulationInputError(
+            f"{obj.name!r}{exc}".replace("or fewer/smaller objects", "or make the object smaller").replace(
+                "use a particle radius of", "raise the particle radius to"
+            )
+        ) from None

@@ -793,15 +793,7 @@ def check_grain_fill(
     """Refuse a grain fill that breaks a limit (memory, with the particles already in ``world`` if given;
     sampling grid; ``MAX_GRAINS_PER_OBJECT``), naming the object and the smallest particle radius that
     keeps every limit."""
-    checker = World(radius=radius) if world is None else world
-    try:
-        checker.check_fill(vertices, tris, "", max_count=MAX_GRAINS_PER_OBJECT, unit="grains")
-    except SimulationInputError as exc:
-        raise SimulationInputError(
-            f"{obj.name!r}{exc}".replace("or fewer/smaller objects", "or make the object smaller").replace(
-                "use a particle radius of", "raise the particle radius to"
-            )
-        ) from None
+    granular.check_fill(obj, vertices, tris, radius, world, MAX_GRAINS_PER_OBJECT, "grains")
 
 
 def grain_points(
