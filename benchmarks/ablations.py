@@ -145,6 +145,13 @@ def _one_thread() -> None:
     world.World.__init__ = init  # type: ignore[method-assign]
 
 
+def _full_search_only() -> None:
+    """No per-particle refresh of the neighbour candidates: a full search whenever motion exceeds it."""
+    from unified_particles.core import solver
+
+    solver.INCREMENTAL_MIN_PARTICLES = 2**62
+
+
 # name -> (what is switched off, the plain replacement's patch, scenes it matters in)
 LEVERS: dict[str, tuple[str, Callable[[], None], tuple[str, ...]]] = {
     "column-reductions": (
@@ -157,6 +164,12 @@ LEVERS: dict[str, tuple[str, Callable[[], None], tuple[str, ...]]] = {
         "every small step",
         _search_every_step,
         ("S3", "S4-10k"),
+    ),
+    "candidate-refresh": (
+        "Neighbour candidates refreshed for the particles that moved beyond half the margin only "
+        "(`Solver._refresh_candidates`), instead of a full search whenever one did",
+        _full_search_only,
+        ("S4-100k",),
     ),
     "collider-near-cache": (
         "Mesh collider: the particles near it are cached while nothing moved a radius, instead of "

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unified_particles.core.neighbors import brute_force_pairs, find_pairs
+from unified_particles.core.neighbors import brute_force_pairs, find_pairs, pairs_touching
 
 
 def _as_set(i: np.ndarray, j: np.ndarray) -> set[tuple[int, int]]:
@@ -58,3 +58,24 @@ def test_output_is_deterministic() -> None:
     b = find_pairs(x.copy(), 0.1)
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(min_value=0, max_value=150),
+    cutoff=st.floats(min_value=0.02, max_value=0.5),
+    share=st.floats(min_value=0.0, max_value=1.0),
+    seed=st.integers(min_value=0, max_value=2**31 - 1),
+)
+def test_pairs_touching_finds_every_pair_of_the_query_once(
+    n: int, cutoff: float, share: float, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, 3))
+    query = np.flatnonzero(rng.random(n) < share)
+    is_query = np.zeros(n, dtype=bool)
+    is_query[query] = True
+    bi, bj = brute_force_pairs(x, cutoff)
+    mine = is_query[bi] | is_query[bj]
+    expected = set(zip(bi[mine].tolist(), bj[mine].tolist(), strict=True))
+    assert _as_set(*pairs_touching(x, query, cutoff)) == expected

@@ -196,3 +196,65 @@ def brute_force_pairs(positions: FloatArray, cutoff: float) -> tuple[IntArray, I
     close = np.einsum("ijk,ijk->ij", d, d) < cutoff * cutoff
     i, j = np.nonzero(np.triu(close, k=1))
     return i.astype(np.int64), j.astype(np.int64)
+
+
+# All 27 cell offsets (the full 3x3x3 block): a query particle looks at every neighbouring cell.
+_FULL_SHELL = np.array(list(itertools.product((-1, 0, 1), repeat=3)), dtype=np.int64)
+
+
+def pairs_touching(positions: FloatArray, query: IntArray, cutoff: float) -> tuple[IntArray, IntArray]:
+    """All unordered pairs (i, j), i < j, with ``|x_i - x_j| < cutoff`` and i or j in ``query``.
+
+    The work is proportional to the query particles and their neighbourhoods (plus a sort of the cell
+    keys of all particles), not to every pair: it refreshes a neighbour list for the few particles
+    that moved. Each pair is found once, with the same distance test as :func:`find_pairs` (so the
+    same pairs). Order: unspecified (callers sort).
+
+    Args:
+        positions: (N, 3) particle centres, metres.
+        query: (Q,) distinct particle indices.
+        cutoff: interaction distance, metres (> 0).
+    """
+    x = np.asarray(positions, dtype=np.float64)
+    query = np.asarray(query, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    n = x.shape[0]
+    if n < 2 or len(query) == 0:
+        return empty, empty.copy()
+    cell = float(cutoff)
+    origin = column_min(x)
+    c = np.floor((x - origin) / cell).astype(np.int64) + 1
+    dims = column_max(c) + 2
+    stride = np.array([dims[1] * dims[2], dims[2], 1], dtype=np.int64)
+    key = np.einsum("ij,j->i", c, stride)
+    order = np.argsort(key, kind="stable")
+    skey = key[order]
+    first = np.flatnonzero(np.concatenate([[True], skey[1:] != skey[:-1]]))
+    ukey = skey[first]
+    ucount = np.diff(np.append(first, n))
+    offsets = np.einsum("ij,j->i", _FULL_SHELL, stride)
+    q = (key[query][:, None] + offsets[None, :]).ravel()
+    pos = np.minimum(np.searchsorted(ukey, q), len(ukey) - 1)
+    hit = ukey[pos] == q
+    a = np.repeat(query, len(offsets))[hit]
+    b_cell = pos[hit]
+    count = ucount[b_cell]
+    total = int(count.sum())
+    if total == 0:
+        return empty, empty.copy()
+    pa = np.repeat(a, count)
+    pb = order[
+        np.repeat(first[b_cell] - (np.cumsum(count) - count), count) + np.arange(total, dtype=np.int64)
+    ]
+    # A pair of two query particles is met from both ends: keep it from its lower index only.
+    is_query = np.zeros(n, dtype=bool)
+    is_query[query] = True
+    keep = (pb != pa) & (~is_query[pb] | (pa < pb))
+    pa, pb = pa[keep], pb[keep]
+    d = np.take(x, pa, axis=0)
+    d -= np.take(x, pb, axis=0)
+    close = np.einsum("ij,ij->i", d, d) < cell * cell
+    i, j = pa[close], pb[close]
+    lo = np.minimum(i, j)
+    np.maximum(i, j, out=j)
+    return lo, j
