@@ -203,6 +203,7 @@ class Solver:
                 self.planes,
                 self.meshes,
             )
+            self.fluid.threads = resolve_threads(self.settings.threads)
         return self.fluid
 
     def activity_changed(self) -> None:
