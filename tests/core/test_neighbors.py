@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from unified_particles.core import neighbors
 from unified_particles.core.neighbors import brute_force_pairs, find_pairs, pairs_touching
 
 
@@ -74,6 +76,38 @@ def test_pairs_touching_finds_every_pair_of_the_query_once(
     x = rng.random((n, 3))
     query = np.flatnonzero(rng.random(n) < share)
     is_query = np.zeros(n, dtype=bool)
+    is_query[query] = True
+    bi, bj = brute_force_pairs(x, cutoff)
+    mine = is_query[bi] | is_query[bj]
+    expected = set(zip(bi[mine].tolist(), bj[mine].tolist(), strict=True))
+    assert _as_set(*pairs_touching(x, query, cutoff)) == expected
+
+
+@pytest.mark.parametrize(
+    ("spread", "expected_path"),
+    [(1.0, "_Columns"), (1.0e4, "_Grid")],  # a dense box: columns; particles flung far apart: cells
+)
+def test_both_search_paths_match_brute_force(
+    spread: float, expected_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(7)
+    x = rng.random((300, 3)) * 0.6
+    x[:3] *= spread  # three far-flung particles make the box sparse when spread is large
+    used: list[str] = []
+    for name in ("_Columns", "_Grid"):
+        cls = getattr(neighbors, name)
+        original = cls.pairs
+
+        def spy(self: object, task: object, _original: object = original, _name: str = name) -> object:
+            used.append(_name)
+            return _original(self, task)  # type: ignore[operator]
+
+        monkeypatch.setattr(cls, "pairs", spy)
+    cutoff = 0.12
+    assert _as_set(*find_pairs(x, cutoff)) == _as_set(*brute_force_pairs(x, cutoff))
+    assert set(used) == {expected_path}
+    query = np.arange(0, 300, 7)
+    is_query = np.zeros(300, dtype=bool)
     is_query[query] = True
     bi, bj = brute_force_pairs(x, cutoff)
     mine = is_query[bi] | is_query[bj]

@@ -101,19 +101,7 @@ def find_pairs(
     empty = np.zeros(0, dtype=np.int64)
     if n < 2:
         return empty, empty.copy()
-    k = int(cells_per_cutoff)
-    origin = column_min(x)
-    while True:
-        cell = float(cutoff) / k
-        # +k so that the -k neighbour offset of the lowest cell stays a valid non-negative coordinate.
-        c = np.floor((x - origin) / cell).astype(np.int64) + k
-        dims = column_max(c) + k + 1
-        n_keys = int(np.prod(dims.astype(np.float64)))
-        if k == 1 or n_keys <= _DENSE_TABLE_CELLS_PER_PARTICLE * n:
-            break
-        k = 1  # a sparse box (particles far apart): cells of the cutoff
-    stride = np.array([dims[1] * dims[2], dims[2], 1], dtype=np.int64)
-    key = np.einsum("ij,j->i", c, stride)
+    k, n_keys, stride, key = _bin(x, cutoff, cells_per_cutoff)
     order = np.argsort(key, kind="stable")
     skey = key[order]
     if n_keys <= _DENSE_TABLE_CELLS_PER_PARTICLE * n:
@@ -121,7 +109,9 @@ def find_pairs(
         selfc_c = None if group_self_collides is None else np.asarray(group_self_collides, dtype=bool)
         if sg_c is not None and selfc_c is not None and selfc_c[sg_c].all():
             sg_c = None
-        columns = _Columns(x[order], order, sg_c, selfc_c, skey, n_keys, stride, k, float(cutoff) ** 2)
+        columns = _Columns(
+            x[order], order, sg_c, selfc_c, skey, n_keys, stride, k, float(cutoff) * float(cutoff)
+        )
         return _concatenate(map_ordered(columns.pairs, chunk_bounds(n, COLUMN_CHUNK), threads))
     # Occupied cells: key, first sorted position, particle count.
     first = np.flatnonzero(np.concatenate([[True], skey[1:] != skey[:-1]]))
@@ -170,6 +160,24 @@ def find_pairs(
     return i, j
 
 
+def _bin(x: FloatArray, cutoff: float, k: int) -> tuple[int, int, IntArray, IntArray]:
+    """Cells of edge cutoff / k (k = 1 when the box would have more than _DENSE_TABLE_CELLS_PER_PARTICLE
+    cells per particle): (k, number of cell keys in the padded box, key strides, (N,) cell keys)."""
+    n = len(x)
+    origin = column_min(x)
+    while True:
+        cell = float(cutoff) / k
+        # +k so that the -k neighbour offset of the lowest cell stays a valid non-negative coordinate.
+        c = np.floor((x - origin) / cell).astype(np.int64) + k
+        dims = column_max(c) + k + 1
+        n_keys = int(np.prod(dims.astype(np.float64)))
+        if k == 1 or n_keys <= _DENSE_TABLE_CELLS_PER_PARTICLE * n:
+            break
+        k = 1  # a sparse box (particles far apart): cells of the cutoff
+    stride = np.array([dims[1] * dims[2], dims[2], 1], dtype=np.int64)
+    return k, n_keys, stride, np.einsum("ij,j->i", c, stride)
+
+
 def _concatenate(parts: list[tuple[IntArray, IntArray]]) -> tuple[IntArray, IntArray]:
     parts = [p for p in parts if len(p[0])]
     if not parts:
@@ -213,6 +221,33 @@ class _Columns:
             [dx * stride[0] + dy * stride[1] for dx, dy in itertools.product(r, r) if (dx, dy) > (0, 0)],
             dtype=np.int64,
         )
+        self.all_columns = np.array([dx * stride[0] + dy * stride[1] for dx, dy in itertools.product(r, r)])
+
+    def touching(self, query: IntArray) -> tuple[IntArray, IntArray]:
+        """Close pairs with a member among the sorted positions ``query`` (distinct), each once, as
+        original indices (lo, hi): every column around a query particle, the pairs of two query
+        particles kept from the earlier one's side."""
+        k, cstart = self.k, self.cstart
+        kq = self.skey[query]
+        base = kq[None, :] + self.all_columns[:, None]  # (C, Q)
+        lo = cstart[base - k].ravel()
+        count = cstart[base + k + 1].ravel() - lo
+        total = int(count.sum())
+        empty = np.zeros(0, dtype=np.int64)
+        if total == 0:
+            return empty, empty.copy()
+        pa = np.repeat(np.tile(query, len(self.all_columns)), count)
+        pb = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total, dtype=np.int64)
+        is_query = np.zeros(len(self.order), dtype=bool)
+        is_query[query] = True
+        keep = (pb != pa) & (~is_query[pb] | (pa < pb))
+        pa, pb = pa[keep], pb[keep]
+        close = _within(self.sxt, pa, pb, self.cutoff2)
+        i = self.order[pa[close]]
+        j = self.order[pb[close]]
+        lo_ij = np.minimum(i, j)
+        np.maximum(i, j, out=j)
+        return lo_ij, j
 
     def pairs(self, chunk: tuple[int, int]) -> tuple[IntArray, IntArray]:
         """Close pairs whose earlier member (in the walk) is one of sorted particles p0 .. p1 - 1, as
@@ -348,14 +383,17 @@ def pairs_touching(positions: FloatArray, query: IntArray, cutoff: float) -> tup
     n = x.shape[0]
     if n < 2 or len(query) == 0:
         return empty, empty.copy()
-    cell = float(cutoff)
-    origin = column_min(x)
-    c = np.floor((x - origin) / cell).astype(np.int64) + 1
-    dims = column_max(c) + 2
-    stride = np.array([dims[1] * dims[2], dims[2], 1], dtype=np.int64)
-    key = np.einsum("ij,j->i", c, stride)
+    k, n_keys, stride, key = _bin(x, cutoff, CELLS_PER_CUTOFF)
     order = np.argsort(key, kind="stable")
     skey = key[order]
+    if n_keys <= _DENSE_TABLE_CELLS_PER_PARTICLE * n:
+        columns = _Columns(
+            x[order], order, None, None, skey, n_keys, stride, k, float(cutoff) * float(cutoff)
+        )
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n, dtype=np.int64)
+        return columns.touching(rank[query])
+    cell = float(cutoff)  # k = 1 here
     first = np.flatnonzero(np.concatenate([[True], skey[1:] != skey[:-1]]))
     ukey = skey[first]
     ucount = np.diff(np.append(first, n))
