@@ -499,9 +499,10 @@ class FluidSolver:
             return out
         fluid = self.is_fluid if active is None else self.is_fluid & active
         fidx = np.flatnonzero(fluid)
+        xf = x[fidx]
         for plane in self.planes:
             normal = plane.normal
-            s = (x[fidx] - plane.point) @ normal
+            s = (xf - plane.point) @ normal
             near = s < self.wall.range
             idx = fidx[near]
             if len(idx) == 0:

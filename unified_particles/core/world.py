@@ -45,11 +45,13 @@ Choices worth knowing (each measured; see the tests):
   (else friction is averaged away and a box creeps down a slope it should stick to); their contact
   mass is raised to match, so the body's momentum change still equals its partner's.
 * Contact mass ratios are limited to ``max_mass_ratio`` (a heavy box on a light cloth would tunnel).
-* Neighbour candidates carry a margin and are rebuilt only when relative motion exceeds half of it.
+* Neighbour candidates carry a margin; when a particle moves beyond half of it, only the particles that
+  moved are searched again (or, when many did, everything).
 
-Known limits: tall columns of rigid bodies (> ~6) slowly creep; granular piles stand lower than
-the Coulomb angle of repose (friction is averaged over a grain's contacts); draped cloth stretches
-a few percent at folds pressed onto colliders.
+Known limits (docs/physics.md): a column of boxes turned by a degree or off-centre still falls; an
+unpinned cloth draped over a collider stretches at the support (26% at the apex in the S1 benchmark), as
+the weight reaches it a few edges per small step; Position Based Fluids compress under deep columns with
+one density iteration per small step.
 """
 
 from __future__ import annotations
