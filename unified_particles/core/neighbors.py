@@ -237,17 +237,9 @@ class _Columns:
         if total == 0:
             return empty, empty.copy()
         pa = np.repeat(np.tile(query, len(self.all_columns)), count)
-        pb = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total, dtype=np.int64)
-        is_query = np.zeros(len(self.order), dtype=bool)
-        is_query[query] = True
-        keep = (pb != pa) & (~is_query[pb] | (pa < pb))
-        pa, pb = pa[keep], pb[keep]
-        close = _within(self.sxt, pa, pb, self.cutoff2)
-        i = self.order[pa[close]]
-        j = self.order[pb[close]]
-        lo_ij = np.minimum(i, j)
-        np.maximum(i, j, out=j)
-        return lo_ij, j
+        pb = _runs(lo, count)
+        keep = _once(pa, pb, query, len(self.order))
+        return _close_pairs(self.sxt, self.order, pa[keep], pb[keep], self.cutoff2)
 
     def pairs(self, chunk: tuple[int, int]) -> tuple[IntArray, IntArray]:
         """Close pairs whose earlier member (in the walk) is one of sorted particles p0 .. p1 - 1, as
@@ -265,20 +257,7 @@ class _Columns:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty.copy()
         pa = np.repeat(np.tile(p, len(self.columns) + 1), count)
-        pb = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total, dtype=np.int64)
-        sg, selfc = self.sg, self.selfc
-        if sg is not None:
-            ga = sg[pa]
-            keep = ga != sg[pb]
-            if selfc is not None:
-                keep |= selfc[ga]
-            pa, pb = pa[keep], pb[keep]
-        close = _within(self.sxt, pa, pb, self.cutoff2)
-        i = self.order[pa[close]]
-        j = self.order[pb[close]]
-        lo_ij = np.minimum(i, j)
-        np.maximum(i, j, out=j)
-        return lo_ij, j
+        return _close_pairs(self.sxt, self.order, pa, _runs(lo, count), self.cutoff2, self.sg, self.selfc)
 
 
 class _Grid:
@@ -327,21 +306,39 @@ class _Grid:
         if total == 0:
             return empty, empty
         pa = np.repeat(pa_row, count)
-        pb = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(total, dtype=np.int64)
-        sg, selfc = self.sg, self.selfc
-        if sg is not None:
-            # Same-body pairs are dropped before any distance is computed (rigid bodies are dense).
-            ga = sg[pa]
-            keep = ga != sg[pb]
-            if selfc is not None:
-                keep |= selfc[ga]
-            pa, pb = pa[keep], pb[keep]
-        close = _within(self.sxt, pa, pb, self.cutoff2)
-        i = self.order[pa[close]]
-        j = self.order[pb[close]]
-        lo = np.minimum(i, j)
-        np.maximum(i, j, out=j)
-        return lo, j
+        return _close_pairs(self.sxt, self.order, pa, _runs(start, count), self.cutoff2, self.sg, self.selfc)
+
+
+def _runs(start: IntArray, count: IntArray) -> IntArray:
+    """Concatenated ranges start[r] .. start[r] + count[r] - 1 (np.repeat arithmetic, no loop)."""
+    runs = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(int(count.sum()), dtype=np.int64)
+    return np.asarray(runs, dtype=np.int64)
+
+
+def _close_pairs(
+    sxt: FloatArray,
+    order: IntArray,
+    pa: IntArray,
+    pb: IntArray,
+    cutoff2: float,
+    sg: IntArray | None = None,
+    selfc: NDArray[np.bool_] | None = None,
+) -> tuple[IntArray, IntArray]:
+    """Of candidate pairs (pa, pb) of sorted positions, those closer than the cutoff, as original indices
+    (lo, hi); pairs within a group that does not collide with itself are dropped first (``sg``: group per
+    sorted position; rigid bodies are dense, so before any distance is computed)."""
+    if sg is not None:
+        ga = sg[pa]
+        keep = ga != sg[pb]
+        if selfc is not None:
+            keep |= selfc[ga]
+        pa, pb = pa[keep], pb[keep]
+    close = _within(sxt, pa, pb, cutoff2)
+    i = order[pa[close]]
+    j = order[pb[close]]
+    lo = np.minimum(i, j)
+    np.maximum(i, j, out=j)
+    return lo, j
 
 
 def _within(xt: FloatArray, a: NDArray[Any], b: NDArray[Any], cutoff2: float) -> NDArray[np.bool_]:
@@ -386,38 +383,36 @@ def pairs_touching(positions: FloatArray, query: IntArray, cutoff: float) -> tup
     k, n_keys, stride, key = _bin(x, cutoff, CELLS_PER_CUTOFF)
     order = np.argsort(key, kind="stable")
     skey = key[order]
+    rank = np.empty(n, dtype=np.int64)  # sorted position of each particle
+    rank[order] = np.arange(n, dtype=np.int64)
     if n_keys <= _DENSE_TABLE_CELLS_PER_PARTICLE * n:
         columns = _Columns(
             x[order], order, None, None, skey, n_keys, stride, k, float(cutoff) * float(cutoff)
         )
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(n, dtype=np.int64)
         return columns.touching(rank[query])
-    cell = float(cutoff)  # k = 1 here
+    # A box too sparse for the column table: cutoff-size cells (k = 1 here), the 27 around each query.
     first = np.flatnonzero(np.concatenate([[True], skey[1:] != skey[:-1]]))
     ukey = skey[first]
     ucount = np.diff(np.append(first, n))
     offsets = np.einsum("ij,j->i", _FULL_SHELL, stride)
-    q = (key[query][:, None] + offsets[None, :]).ravel()
+    sq = rank[query]
+    q = (skey[sq][:, None] + offsets[None, :]).ravel()
     pos = np.minimum(np.searchsorted(ukey, q), len(ukey) - 1)
     hit = ukey[pos] == q
-    a = np.repeat(query, len(offsets))[hit]
     b_cell = pos[hit]
     count = ucount[b_cell]
-    total = int(count.sum())
-    if total == 0:
+    if int(count.sum()) == 0:
         return empty, empty.copy()
-    pa = np.repeat(a, count)
-    pb = order[
-        np.repeat(first[b_cell] - (np.cumsum(count) - count), count) + np.arange(total, dtype=np.int64)
-    ]
-    # A pair of two query particles is met from both ends: keep it from its lower index only.
+    pa = np.repeat(np.repeat(sq, len(offsets))[hit], count)
+    pb = _runs(first[b_cell], count)
+    keep = _once(pa, pb, sq, n)
+    sxt = np.ascontiguousarray(x[order].T)
+    return _close_pairs(sxt, order, pa[keep], pb[keep], float(cutoff) * float(cutoff))
+
+
+def _once(pa: IntArray, pb: IntArray, query: IntArray, n: int) -> NDArray[np.bool_]:
+    """Which candidates (pa from ``query``, pb any of n) to keep so that each pair is met once: not a
+    particle with itself, and a pair of two query particles only from its lower position."""
     is_query = np.zeros(n, dtype=bool)
     is_query[query] = True
-    keep = (pb != pa) & (~is_query[pb] | (pa < pb))
-    pa, pb = pa[keep], pb[keep]
-    close = _within(np.ascontiguousarray(x.T), pa, pb, cell * cell)
-    i, j = pa[close], pb[close]
-    lo = np.minimum(i, j)
-    np.maximum(i, j, out=j)
-    return lo, j
+    return np.asarray((pb != pa) & (~is_query[pb] | (pa < pb)))
