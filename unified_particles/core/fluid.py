@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationInputError
-from .fastops import column_max, column_min, gather_difference
+from .fastops import column_max, column_min, gather_difference, rows_all
 from .geometry import sample_interior
 from .neighbors import find_pairs
 
@@ -378,7 +378,7 @@ class FluidSolver:
         cutoff = self.h + self.margin
         xf = x[fidx]
         lo, hi = column_min(xf) - cutoff, column_max(xf) + cutoff
-        near = ~is_fluid & np.all((x >= lo) & (x <= hi), axis=1)
+        near = ~is_fluid & rows_all((x >= lo) & (x <= hi))
         if active is not None:
             near &= active
         subset = np.flatnonzero(fluid | near)

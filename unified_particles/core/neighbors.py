@@ -17,6 +17,7 @@ result is the same list whatever the thread count.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -104,31 +105,13 @@ def find_pairs(
     k, n_keys, stride, key = _bin(x, cutoff, cells_per_cutoff)
     order = np.argsort(key, kind="stable")
     skey = key[order]
+    srt = _Sorted.of(x, order, cutoff, group, group_self_collides)
     if n_keys <= _DENSE_TABLE_CELLS_PER_PARTICLE * n:
-        sg_c = None if group is None else np.asarray(group)[order]
-        selfc_c = None if group_self_collides is None else np.asarray(group_self_collides, dtype=bool)
-        if sg_c is not None and selfc_c is not None and selfc_c[sg_c].all():
-            sg_c = None
-        columns = _Columns(
-            x[order], order, sg_c, selfc_c, skey, n_keys, stride, k, float(cutoff) * float(cutoff)
-        )
+        columns = _Columns(srt, skey, n_keys, stride, k)
         return _concatenate(map_ordered(columns.pairs, chunk_bounds(n, COLUMN_CHUNK), threads))
     # Occupied cells: key, first sorted position, particle count.
     first = np.flatnonzero(np.concatenate([[True], skey[1:] != skey[:-1]]))
-    sg = None if group is None else np.asarray(group)[order]
-    selfc = None if group_self_collides is None else np.asarray(group_self_collides, dtype=bool)
-    if sg is not None and selfc is not None and selfc[sg].all():
-        sg = None  # every body present collides with itself (a granular scene): no pair to skip
-    grid = _Grid(
-        sx=x[order],
-        order=order,
-        sg=sg,
-        selfc=selfc,
-        ukey=skey[first],
-        first=first,
-        ucount=np.diff(np.append(first, n)),
-        cutoff2=float(cutoff) * float(cutoff),
-    )
+    grid = _Grid(srt, ukey=skey[first], first=first, ucount=np.diff(np.append(first, n)))
     offset_keys = np.einsum("ij,j->i", _half_shell(k), stride)
     # Cell ranges of about SEARCH_CHUNK particles each (a function of the input only, see parallel.py).
     bounds = search_chunks(n)
@@ -188,6 +171,51 @@ def _concatenate(parts: list[tuple[IntArray, IntArray]]) -> tuple[IntArray, IntA
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
+@dataclass(frozen=True)
+class _Sorted:
+    """The particles of one search in cell-key order (read only): coordinate-major positions, the
+    original index of each sorted position, and the group filter (None: no pair to skip)."""
+
+    sxt: FloatArray
+    order: IntArray
+    sg: IntArray | None
+    selfc: NDArray[np.bool_] | None
+    cutoff2: float
+
+    @classmethod
+    def of(
+        cls,
+        x: FloatArray,
+        order: IntArray,
+        cutoff: float,
+        group: IntArray | None = None,
+        group_self_collides: NDArray[np.bool_] | None = None,
+    ) -> _Sorted:
+        sg = None if group is None else np.asarray(group)[order]
+        selfc = None if group_self_collides is None else np.asarray(group_self_collides, dtype=bool)
+        if sg is not None and selfc is not None and selfc[sg].all():
+            sg = None  # every body present collides with itself (a granular scene): no pair to skip
+        return cls(np.ascontiguousarray(x[order].T), order, sg, selfc, float(cutoff) * float(cutoff))
+
+    def close(self, pa: IntArray, pb: IntArray) -> tuple[IntArray, IntArray]:
+        """Of candidate pairs (pa, pb) of sorted positions, those closer than the cutoff, as original
+        indices (lo, hi); pairs within a group that does not collide with itself are dropped first
+        (rigid bodies are dense, so before any distance is computed)."""
+        sg, selfc = self.sg, self.selfc
+        if sg is not None:
+            ga = sg[pa]
+            keep = ga != sg[pb]
+            if selfc is not None:
+                keep |= selfc[ga]
+            pa, pb = pa[keep], pb[keep]
+        close = _within(self.sxt, pa, pb, self.cutoff2)
+        i = self.order[pa[close]]
+        j = self.order[pb[close]]
+        lo = np.minimum(i, j)
+        np.maximum(i, j, out=j)
+        return lo, j
+
+
 class _Columns:
     """Neighbour search by columns of cells, for boxes with a dense cell table (read only).
 
@@ -199,20 +227,8 @@ class _Columns:
     Against one run per cell pair, this cuts the per-row bookkeeping 3x (k = 1) to 5x (k = 2).
     """
 
-    def __init__(
-        self,
-        sx: FloatArray,
-        order: IntArray,
-        sg: IntArray | None,
-        selfc: NDArray[np.bool_] | None,
-        skey: IntArray,
-        n_keys: int,
-        stride: IntArray,
-        k: int,
-        cutoff2: float,
-    ) -> None:
-        self.sxt = np.ascontiguousarray(sx.T)
-        self.order, self.sg, self.selfc, self.skey, self.k, self.cutoff2 = order, sg, selfc, skey, k, cutoff2
+    def __init__(self, srt: _Sorted, skey: IntArray, n_keys: int, stride: IntArray, k: int) -> None:
+        self.srt, self.skey, self.k = srt, skey, k
         # cstart[q]: sorted position of the first particle of key q (n_keys + 1 entries).
         self.cstart = np.zeros(n_keys + 1, dtype=np.int64)
         np.cumsum(np.bincount(skey, minlength=n_keys), out=self.cstart[1:])
@@ -238,8 +254,8 @@ class _Columns:
             return empty, empty.copy()
         pa = np.repeat(np.tile(query, len(self.all_columns)), count)
         pb = _runs(lo, count)
-        keep = _once(pa, pb, query, len(self.order))
-        return _close_pairs(self.sxt, self.order, pa[keep], pb[keep], self.cutoff2)
+        keep = _once(pa, pb, query, len(self.skey))
+        return self.srt.close(pa[keep], pb[keep])
 
     def pairs(self, chunk: tuple[int, int]) -> tuple[IntArray, IntArray]:
         """Close pairs whose earlier member (in the walk) is one of sorted particles p0 .. p1 - 1, as
@@ -257,26 +273,14 @@ class _Columns:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty.copy()
         pa = np.repeat(np.tile(p, len(self.columns) + 1), count)
-        return _close_pairs(self.sxt, self.order, pa, _runs(lo, count), self.cutoff2, self.sg, self.selfc)
+        return self.srt.close(pa, _runs(lo, count))
 
 
 class _Grid:
-    """The sorted particles and occupied cells of one :func:`find_pairs` call (read only)."""
+    """The occupied cells of one sparse :func:`find_pairs` call (read only)."""
 
-    def __init__(
-        self,
-        sx: FloatArray,
-        order: IntArray,
-        sg: IntArray | None,
-        selfc: NDArray[np.bool_] | None,
-        ukey: IntArray,
-        first: IntArray,
-        ucount: IntArray,
-        cutoff2: float,
-    ) -> None:
-        self.sxt = np.ascontiguousarray(sx.T)  # coordinate-major, for _within
-        self.order, self.sg, self.selfc = order, sg, selfc
-        self.ukey, self.first, self.ucount, self.cutoff2 = ukey, first, ucount, cutoff2
+    def __init__(self, srt: _Sorted, ukey: IntArray, first: IntArray, ucount: IntArray) -> None:
+        self.srt, self.ukey, self.first, self.ucount = srt, ukey, first, ucount
 
     def pairs(self, task: tuple[IntArray, int, int]) -> tuple[IntArray, IntArray]:
         """Close pairs between the occupied cells ``c0 .. c1 - 1`` and their neighbours at the shell
@@ -306,39 +310,13 @@ class _Grid:
         if total == 0:
             return empty, empty
         pa = np.repeat(pa_row, count)
-        return _close_pairs(self.sxt, self.order, pa, _runs(start, count), self.cutoff2, self.sg, self.selfc)
+        return self.srt.close(pa, _runs(start, count))
 
 
 def _runs(start: IntArray, count: IntArray) -> IntArray:
     """Concatenated ranges start[r] .. start[r] + count[r] - 1 (np.repeat arithmetic, no loop)."""
     runs = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(int(count.sum()), dtype=np.int64)
     return np.asarray(runs, dtype=np.int64)
-
-
-def _close_pairs(
-    sxt: FloatArray,
-    order: IntArray,
-    pa: IntArray,
-    pb: IntArray,
-    cutoff2: float,
-    sg: IntArray | None = None,
-    selfc: NDArray[np.bool_] | None = None,
-) -> tuple[IntArray, IntArray]:
-    """Of candidate pairs (pa, pb) of sorted positions, those closer than the cutoff, as original indices
-    (lo, hi); pairs within a group that does not collide with itself are dropped first (``sg``: group per
-    sorted position; rigid bodies are dense, so before any distance is computed)."""
-    if sg is not None:
-        ga = sg[pa]
-        keep = ga != sg[pb]
-        if selfc is not None:
-            keep |= selfc[ga]
-        pa, pb = pa[keep], pb[keep]
-    close = _within(sxt, pa, pb, cutoff2)
-    i = order[pa[close]]
-    j = order[pb[close]]
-    lo = np.minimum(i, j)
-    np.maximum(i, j, out=j)
-    return lo, j
 
 
 def _within(xt: FloatArray, a: NDArray[Any], b: NDArray[Any], cutoff2: float) -> NDArray[np.bool_]:
@@ -385,11 +363,9 @@ def pairs_touching(positions: FloatArray, query: IntArray, cutoff: float) -> tup
     skey = key[order]
     rank = np.empty(n, dtype=np.int64)  # sorted position of each particle
     rank[order] = np.arange(n, dtype=np.int64)
+    srt = _Sorted.of(x, order, cutoff)
     if n_keys <= _DENSE_TABLE_CELLS_PER_PARTICLE * n:
-        columns = _Columns(
-            x[order], order, None, None, skey, n_keys, stride, k, float(cutoff) * float(cutoff)
-        )
-        return columns.touching(rank[query])
+        return _Columns(srt, skey, n_keys, stride, k).touching(rank[query])
     # A box too sparse for the column table: cutoff-size cells (k = 1 here), the 27 around each query.
     first = np.flatnonzero(np.concatenate([[True], skey[1:] != skey[:-1]]))
     ukey = skey[first]
@@ -406,8 +382,7 @@ def pairs_touching(positions: FloatArray, query: IntArray, cutoff: float) -> tup
     pa = np.repeat(np.repeat(sq, len(offsets))[hit], count)
     pb = _runs(first[b_cell], count)
     keep = _once(pa, pb, sq, n)
-    sxt = np.ascontiguousarray(x[order].T)
-    return _close_pairs(sxt, order, pa[keep], pb[keep], float(cutoff) * float(cutoff))
+    return srt.close(pa[keep], pb[keep])
 
 
 def _once(pa: IntArray, pb: IntArray, query: IntArray, n: int) -> NDArray[np.bool_]:

@@ -28,7 +28,7 @@ from .colliders import (
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
 from .distance import GaussSeidelSolver, JacobiSolver
 from .errors import SimulationDivergedError
-from .fastops import column_max, column_min, row_abs_max
+from .fastops import column_max, column_min, row_abs_max, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
 from .kinematic import KinematicFrame
@@ -49,6 +49,8 @@ SELF_COLLISION_REST_DIAMETERS = 2.0
 # Neighbour candidates are refreshed particle by particle while at most this fraction of the particles
 # moved beyond half the margin; beyond it a full search costs less (measured on the S4 grain blocks).
 INCREMENTAL_MAX_FRACTION = 0.25
+# A refresh also renews the particles past this fraction of the limit (they would trigger the next one):
+# fewer, larger refreshes (S4-100k median 700 -> 618 ms here against renewing only those past the limit).
 REFRESH_AHEAD = 0.5
 # Below this many particles a full search is cheap: the refresh's per-call overhead does not pay.
 INCREMENTAL_MIN_PARTICLES = 20_000
@@ -492,7 +494,7 @@ class Solver:
         # Only the particles whose references lie near the far ones can pair with them.
         rf = ref[far]
         lo, hi = column_min(rf) - cutoff, column_max(rf) + cutoff
-        near = np.flatnonzero(np.all((ref >= lo) & (ref <= hi), axis=1))
+        near = np.flatnonzero(rows_all((ref >= lo) & (ref <= hi)))
         i, j = pairs_touching(ref[near], np.flatnonzero(is_far[near]), cutoff)
         i, j = self._filter_candidates(near[i], near[j])
         new_key = np.sort(i * n + j)
