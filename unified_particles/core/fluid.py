@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .collider_set import ColliderSet
 from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationInputError
 from .fastops import column_max, column_min, gather_difference, rows_all
@@ -280,6 +281,7 @@ class FluidSolver:
             FLUID_MARGIN_RADII r of it (rebuilt when anything moved > margin / 2).
         is_fluid: (N,) bool, fluid particles.
         viscosity, cohesion, adhesion, vorticity: (N,) per-particle fluid parameters (0 for solids).
+        colliders: the solver's colliders, read each small step (None: none).
     """
 
     def __init__(
@@ -291,15 +293,12 @@ class FluidSolver:
         cohesion: FloatArray,
         adhesion: FloatArray,
         vorticity: FloatArray,
-        planes: Sequence[PlaneCollider] = (),
-        meshes: Sequence[MeshCollider] = (),
+        colliders: ColliderSet | None = None,
     ) -> None:
         self.radius, self.margin = radius, min(margin, FLUID_MARGIN_RADII * radius)
         self.threads = 1  # threads of the pair search (set by the solver; the same list with any count)
-        # Plane colliders (the world's live list): walls that count in the density (WallDensity).
-        self.planes = planes
-        # Mesh colliders (the live list): their surface samples count in the density (Boundary).
-        self.meshes = meshes
+        # The solver's colliders (it owns them; a collider added later is seen here too).
+        self.colliders = ColliderSet() if colliders is None else colliders
         self.boundary = Boundary()
         self.h = KERNEL_RADII * radius
         self.rest = LatticeRest.for_radius(radius)
@@ -320,6 +319,16 @@ class FluidSolver:
     def reset(self) -> None:
         """Forget the pair list (particles were activated or removed)."""
         self.pairs = FluidPairs.empty()
+
+    @property
+    def planes(self) -> tuple[PlaneCollider, ...]:
+        """Plane colliders: walls that count in the density (WallDensity)."""
+        return self.colliders.planes
+
+    @property
+    def meshes(self) -> tuple[MeshCollider, ...]:
+        """Mesh colliders: their surface samples count in the density (Boundary)."""
+        return self.colliders.meshes
 
     # ------------------------------------------------------------------ neighbours
     def _extended(

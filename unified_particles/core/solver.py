@@ -18,13 +18,8 @@ from numpy.typing import NDArray
 
 from . import geometry
 from .bodies import Body
-from .colliders import (
-    ColliderContacts,
-    MeshCollider,
-    PlaneCollider,
-    collider_corrections,
-    plane_contacts,
-)
+from .collider_set import ColliderSet
+from .colliders import ColliderContacts, collider_corrections
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
 from .distance import GaussSeidelSolver, JacobiSolver
 from .errors import SimulationDivergedError
@@ -149,8 +144,9 @@ class CandidatePairs:
 class Solver:
     """Advances a :class:`ParticleState` under a :class:`ParticleModel`, colliders and settings.
 
-    Holds only what is derived from them and reused across steps: the neighbour candidates and
-    the distance-constraint solvers per step size. Call :meth:`invalidate` when the model changed.
+    Owns the colliders (:attr:`colliders`, a :class:`~.collider_set.ColliderSet`: ``World`` adds to it)
+    and what is derived from the model and reused across steps: the neighbour candidates and the
+    distance-constraint solvers per step size. Call :meth:`invalidate` when the model changed.
     """
 
     def __init__(
@@ -160,16 +156,13 @@ class Solver:
         radius: float,
         margin: float,
         gravity: FloatArray,
-        planes: list[PlaneCollider],
-        meshes: list[MeshCollider],
     ) -> None:
         self.model = model
         self.settings = settings
         self.radius = radius
         self.margin = margin
         self.gravity = gravity
-        self.planes = planes
-        self.meshes = meshes
+        self.colliders = ColliderSet()
         self.candidates = CandidatePairs()
         self._solver_cache: dict[float, list[GaussSeidelSolver | JacobiSolver]] = {}
         self.kinematic: KinematicFrame | None = None  # this frame's kinematic bodies (begin_frame)
@@ -202,8 +195,7 @@ class Solver:
                 model.particle_fluid_cohesion,
                 model.particle_adhesion,
                 model.particle_vorticity,
-                self.planes,
-                self.meshes,
+                self.colliders,
             )
             self.fluid.threads = resolve_threads(self.settings.threads)
         return self.fluid
@@ -351,7 +343,7 @@ class Solver:
         """After the density solve, fluid it pushed into a collider goes back onto the surface (no
         friction: the first contact pass applied it). Without this the pressure at the bottom of a deep
         column pushed particles through the floor (a 2.5 m dam break at r = 2.5 cm: 67 mm out)."""
-        col = self._collider_contacts(x_pred, alpha, dt_frame, 0.0)
+        col = self.colliders.contacts(x_pred, self.radius, alpha, dt_frame, 0.0)
         if not len(col.idx):
             return
         keep = (col.depth > 0.0) & self.model.particle_is_fluid[col.idx]
@@ -585,7 +577,7 @@ class Solver:
         target = x_pred if apply else x_pred.copy()
         touching = np.zeros(n, dtype=bool)
         tol = TOUCH_TOLERANCE_RADII * self.radius
-        col = self._collider_contacts(target, alpha, dt_frame, tol, x_prev, h)
+        col = self.colliders.contacts(target, self.radius, alpha, dt_frame, tol, x_prev, h)
         if len(col.idx):
             touching[col.idx] = True
             # Pinned particles (zero inverse mass) never move: a collider must not push them either.
@@ -682,20 +674,6 @@ class Solver:
         )  # fmt: skip
         if len(idx):
             apply_pair_jacobi(x_pred, idx, delta, self.settings.relaxation)
-
-    def _collider_contacts(
-        self,
-        x: FloatArray,
-        alpha: float,
-        dt_frame: float,
-        tol: float,
-        x_prev: FloatArray | None = None,
-        h: float = 0.0,
-    ) -> ColliderContacts:
-        """Plane and mesh contacts; with ``x_prev`` mesh colliders add swept contacts (no tunnelling)."""
-        parts = [plane_contacts(self.planes, x, self.radius, tol)] if self.planes else []
-        parts += [mesh.contacts(x, alpha, dt_frame, tol, x_prev, h) for mesh in self.meshes]
-        return ColliderContacts.concatenate(parts)
 
     def _rigid_sdf_world(
         self, state: ParticleState

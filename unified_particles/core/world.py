@@ -192,18 +192,24 @@ class World:
         self.time = 0.0
         self.frame = 0
         self.bodies: list[Body] = []
-        self.planes: list[PlaneCollider] = []
-        self.meshes: list[MeshCollider] = []
         self.model = ParticleModel()
         self._state = ParticleState()
         # (particles, positions at the end of the next step) given by set_pin_targets since the last step
         self._pin_targets: list[tuple[IntArray, FloatArray]] = []
         self._soft_pin_targets: list[tuple[IntArray, FloatArray]] = []  # the same for soft pins' anchors
-        self._solver = Solver(
-            self.model, self.settings, self.radius, self.margin, g, self.planes, self.meshes
-        )
+        self._solver = Solver(self.model, self.settings, self.radius, self.margin, g)
 
     # ------------------------------------------------------------------ public state
+    @property
+    def planes(self) -> list[PlaneCollider]:
+        """The plane colliders added so far, in order (a copy of the list)."""
+        return list(self._solver.colliders.planes)
+
+    @property
+    def meshes(self) -> list[MeshCollider]:
+        """The mesh colliders added so far, in order (a copy of the list)."""
+        return list(self._solver.colliders.meshes)
+
     @property
     def substeps(self) -> int:
         """Substeps per frame (``settings.substeps``)."""
@@ -707,7 +713,7 @@ class World:
     ) -> PlaneCollider:
         """Add a static infinite plane through ``point``; particles stay on the ``normal`` side."""
         plane = PlaneCollider.create(point, normal, friction, name)
-        self.planes.append(plane)
+        self._solver.colliders.add_plane(plane)
         return plane
 
     def add_collider_mesh(
@@ -739,7 +745,7 @@ class World:
         cs = None if cell_size is None else _positive(cell_size, "cell_size")
         mu = _nonnegative(friction, "friction")
         collider = MeshCollider(v, f, mu, self.radius, cs, name, m, start_deforming=bool(deforming))
-        self.meshes.append(collider)
+        self._solver.colliders.add_mesh(collider)
         return collider
 
     # ------------------------------------------------------------------ force fields
@@ -921,8 +927,7 @@ class World:
                 )
                 self.set_state(before)
                 raise error
-        for mesh in self.meshes:
-            mesh.end_frame()
+        self._solver.colliders.end_frame()
         self.time += dt
         self.frame += 1
 

@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The colliders of one world, with one owner: the :class:`~.solver.Solver` holds a :class:`ColliderSet`.
+
+``World.add_collider_*`` adds to it through :meth:`ColliderSet.add_plane` / :meth:`ColliderSet.add_mesh`;
+the solver's passes and the fluid (:class:`~.fluid.FluidSolver`, which reads the same set) see the
+colliders as tuples that only those methods replace, so no one holds a list another part can change
+under it. The set also gathers the colliders' contacts for a small step and their poses for a snapshot.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .colliders import (
+    ColliderContacts,
+    MeshCollider,
+    PlaneCollider,
+    deforming_vertices,
+    plane_contacts,
+    restore_deforming_vertices,
+)
+
+FloatArray = NDArray[np.float64]
+
+
+class ColliderSet:
+    """Plane and mesh colliders, in the order they were added.
+
+    Attributes:
+        planes: the static infinite planes (tuple; add with :meth:`add_plane`).
+        meshes: the triangle-mesh colliders, moving and deforming (tuple; add with :meth:`add_mesh`).
+    """
+
+    def __init__(self) -> None:
+        self.planes: tuple[PlaneCollider, ...] = ()
+        self.meshes: tuple[MeshCollider, ...] = ()
+
+    def add_plane(self, plane: PlaneCollider) -> None:
+        """Append a plane collider."""
+        self.planes = (*self.planes, plane)
+
+    def add_mesh(self, mesh: MeshCollider) -> None:
+        """Append a mesh collider."""
+        self.meshes = (*self.meshes, mesh)
+
+    def contacts(
+        self,
+        x: FloatArray,
+        radius: float,
+        alpha: float,
+        dt_frame: float,
+        tol: float,
+        x_prev: FloatArray | None = None,
+        h: float = 0.0,
+    ) -> ColliderContacts:
+        """Plane and mesh contacts of particles of ``radius`` at ``x`` (N, 3), metres, at fraction ``alpha``
+        of a frame of ``dt_frame`` s; with ``x_prev`` mesh colliders add swept contacts (no tunnelling)."""
+        parts = [plane_contacts(list(self.planes), x, radius, tol)] if self.planes else []
+        parts += [mesh.contacts(x, alpha, dt_frame, tol, x_prev, h) for mesh in self.meshes]
+        return ColliderContacts.concatenate(parts)
+
+    def end_frame(self) -> None:
+        """After a frame: each mesh collider's pose (and shape) now is where the next frame starts."""
+        for mesh in self.meshes:
+            mesh.end_frame()
+
+    # ------------------------------------------------------------------ snapshots
+    def transforms(self) -> FloatArray:
+        """(C, 4, 4) each mesh collider's pose now."""
+        return np.array([m.transform for m in self.meshes]).reshape(len(self.meshes), 4, 4)
+
+    def frame_starts(self) -> FloatArray:
+        """(C, 4, 4) each mesh collider's pose at the start of the current frame."""
+        return np.array([m.frame_start for m in self.meshes]).reshape(len(self.meshes), 4, 4)
+
+    def deforming_vertices(self) -> FloatArray:
+        """(2 V, 3) the deforming colliders' vertices at the frame's start and now
+        (:func:`~.colliders.deforming_vertices`)."""
+        return deforming_vertices(list(self.meshes))
+
+    def restore(self, transforms: FloatArray, frame_starts: FloatArray, vertices: FloatArray) -> None:
+        """Put back the poses (C, 4, 4) and deforming vertices a snapshot saved (shapes checked by the
+        caller)."""
+        for mesh, m, m0 in zip(self.meshes, transforms, frame_starts, strict=True):
+            mesh.restore_pose(m, m0)
+        restore_deforming_vertices(list(self.meshes), vertices)
