@@ -11,7 +11,6 @@ state (:class:`~.state.ParticleState`) is advanced in place.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +29,7 @@ from .kinematic import KinematicFrame
 from .model import KIND_CLOTH, ParticleModel
 from .neighbors import find_pairs, pairs_touching
 from .parallel import pair_chunks_map, resolve_threads
+from .pins import PinMotion, SoftPinMotion
 from .settings import SolverSettings
 from .shape_matching import ShapeMatching
 from .state import ParticleState
@@ -71,27 +71,6 @@ SHOCK_EXPONENT_CAP = 50.0
 RESTITUTION_REST_STEPS = 2.0
 # Distance solvers are cached per small-step size h; a few frame rates at most are in use at once.
 DISTANCE_SOLVER_CACHE_SIZE = 8
-
-
-@dataclass(frozen=True)
-class PinMotion:
-    """Pinned particles moving over one frame: at fraction ``alpha`` of it they are at
-    ``start + alpha * travel`` (a straight line from where they were to their target)."""
-
-    idx: IntArray
-    start: FloatArray
-    travel: FloatArray
-
-
-@dataclass(frozen=True)
-class SoftPinMotion:
-    """Soft pins over one frame: particle ``idx`` is pulled towards its anchor, at fraction ``alpha`` of
-    the frame at ``start + alpha * travel``, by a zero-length spring of XPBD ``compliance`` (m/N)."""
-
-    idx: IntArray
-    start: FloatArray
-    travel: FloatArray
-    compliance: FloatArray
 
 
 def apply_jacobi(x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> IntArray:
@@ -182,6 +161,12 @@ class Solver:
         self.kinematic, self._dynamic = None, None
         self.fluid = None
         self._rigid_row = None
+
+    def ensure_built(self) -> None:
+        """Freeze the model if bodies were added to it; what was derived from it is then derived anew."""
+        if not self.model.built:
+            self.model.finalize()
+            self.invalidate()
 
     def fluid_solver(self) -> FluidSolver | None:
         """The fluid passes for this model (None without fluid), made on first use."""

@@ -183,6 +183,14 @@ class ParticleState:
         self.positions = np.concatenate([self.positions, x])
         self.velocities = np.concatenate([self.velocities, np.zeros((len(x), 3)) if v is None else v])
 
+    def hold_dynamic_targets(self, rest_center: FloatArray) -> None:
+        """Set each dynamic rigid body's target to where it is (centres of mass at build time
+        ``rest_center`` (B, 3)), so switching it kinematic holds it there."""
+        dynamic = ~self.rigid_kinematic
+        if dynamic.any():
+            now = rigid_transforms(self.rigid_rotation, self.rigid_center, rest_center)
+            self.rigid_target[dynamic] = now[dynamic]
+
     def add_rigid_body(self, center: FloatArray) -> None:
         """Append a rigid body's frame: identity rotation, centre of mass ``center`` (3,)."""
         self.rigid_rotation = np.concatenate([self.rigid_rotation, np.eye(3)[None]])

@@ -1,0 +1,522 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Building a world: the input checks and appends behind ``World.add_*``.
+
+As warp/Newton's ``ModelBuilder``, the :class:`WorldBuilder` checks what a body is made of and appends
+it, but incrementally (bodies may be added between steps): per-particle arrays and constraints go into
+the :class:`~.model.ParticleModel`, positions and velocities into the :class:`~.state.ParticleState`,
+colliders into the solver's :class:`~.collider_set.ColliderSet`; each ``add_*`` returns the body's
+handle (:mod:`.bodies`). ``World`` keeps the signatures and docstrings users read; every check and
+every error message lives here. Fluid slots (``emit_fluid`` / ``remove_fluid``) are checked here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import geometry
+from .bodies import Body, Cloth, Fluid, Granular, RigidBody
+from .colliders import MeshCollider, PlaneCollider, as_transform
+from .distance import DistanceConstraints, bending_pairs, compliant_strain, mesh_edges, tethers
+from .errors import SimulationInputError
+from .fields import FieldSystem
+from .kinematic import nearest_rotation
+from .limits import ParticleBudget
+from .model import KIND_CLOTH, KIND_FLUID, KIND_GRANULAR, KIND_RIGID, ParticleModel
+from .settings import SolverSettings
+from .solver import Solver
+from .state import ParticleState
+
+if TYPE_CHECKING:
+    from .world import World
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+# Default rolling resistance of grains (contacts.rolling_resistance): poured dry sand (friction 0.7, the
+# Dry Sand preset) piles at 32-33 degrees with it (tests/core/test_granular_pile.py, docs/physics.md).
+DEFAULT_ROLLING_FRICTION = 0.0
+
+
+def positive(value: float, what: str) -> float:
+    """``value`` as a finite float > 0, else SimulationInputError naming ``what``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SimulationInputError(f"{what} must be a number, got {value!r}") from None
+    if not np.isfinite(v) or v <= 0.0:
+        raise SimulationInputError(f"{what} must be a finite number > 0, got {value!r}")
+    return v
+
+
+def nonnegative(value: float, what: str, upper: float = float("inf")) -> float:
+    """``value`` as a finite float in [0, upper], else SimulationInputError naming ``what``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SimulationInputError(f"{what} must be a number, got {value!r}") from None
+    if not np.isfinite(v) or v < 0.0 or v > upper:
+        bound = f" and <= {upper}" if np.isfinite(upper) else ""
+        raise SimulationInputError(f"{what} must be a finite number >= 0{bound}, got {value!r}")
+    return v
+
+
+def positive_int(value: int, what: str) -> int:
+    """``value`` as a whole number >= 1 (not a bool), else SimulationInputError naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise SimulationInputError(f"{what} must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def vector(value: ArrayLike, what: str) -> FloatArray:
+    """Three finite numbers (a velocity), as a (3,) array."""
+    try:
+        v = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise SimulationInputError(f"{what} must be 3 numbers (x, y, z), got {value!r}") from None
+    if v.shape != (3,) or not np.all(np.isfinite(v)):
+        raise SimulationInputError(f"{what} must be 3 finite numbers (x, y, z), got {value!r}")
+    return v
+
+
+def world_settings(
+    gravity: ArrayLike, substeps: int, iterations: int, settings: dict[str, Any]
+) -> tuple[FloatArray, SolverSettings]:
+    """``World(...)``'s gravity as a (3,) array, m/s^2, and its checked :class:`SolverSettings`."""
+    g = np.asarray(gravity, dtype=np.float64)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise SimulationInputError(f"gravity must be 3 finite numbers, got {gravity!r}")
+    substeps = positive_int(substeps, "substeps")
+    iterations = positive_int(iterations, "iterations")
+    known = {f.name for f in fields(SolverSettings)}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise SimulationInputError(
+            f"unknown setting(s) {', '.join(unknown)}; known settings: {', '.join(sorted(known))}"
+        )
+    checked = SolverSettings(substeps=substeps, iterations=iterations, **settings)
+    checked.validate()
+    return g, checked
+
+
+def pinned_indices(pinned: ArrayLike | None, n: int) -> IntArray:
+    """Sorted unique vertex indices from indices or a (n,) bool mask (None: none)."""
+    if pinned is None:
+        return np.zeros(0, np.int64)
+    p = np.asarray(pinned)
+    if p.dtype == bool:
+        if p.shape != (n,):
+            raise SimulationInputError(f"pinned mask must have one entry per vertex ({n}), got {p.shape}")
+        return np.flatnonzero(p).astype(np.int64)
+    p = p.ravel()
+    if p.size and (not np.issubdtype(p.dtype, np.integer) or p.min() < 0 or p.max() >= n):
+        raise SimulationInputError(f"pinned must be vertex indices in 0..{n - 1}, got {pinned!r}")
+    return np.unique(p.astype(np.int64))
+
+
+def lumped_vertex_mass(v: FloatArray, f: IntArray, mass: float) -> FloatArray:
+    """(V,) vertex masses, kg, of a cloth of ``mass`` kg on vertices ``v`` (V, 3) and triangles ``f``
+    (F, 3): each triangle gives a third of its area to each corner; a vertex on no triangle gets the
+    mean area."""
+    n = len(v)
+    area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
+    vert_area = np.bincount(f.ravel(), weights=np.repeat(area / 3.0, 3), minlength=n)
+    if vert_area.sum() <= 0.0:
+        raise SimulationInputError("cloth mesh has zero area (all triangles degenerate)")
+    vert_area = np.where(vert_area > 0.0, vert_area, vert_area[vert_area > 0].mean())
+    m: FloatArray = mass * vert_area / vert_area.sum()
+    return m
+
+
+def cloth_constraints(
+    v: FloatArray,
+    f: IntArray,
+    first: int,
+    stretch_compliance: float,
+    bend_compliance: float,
+    give: float | None,
+    pin_local: IntArray,
+) -> tuple[DistanceConstraints, DistanceConstraints, tuple[IntArray, IntArray, FloatArray] | None]:
+    """A cloth's stretch and bending constraints and its tethers (None without ``give``), on the global
+    particle indices of its vertices ``v`` (V, 3) (``first`` + local index)."""
+    n = len(v)
+    edges = mesh_edges(f)
+    bend = bending_pairs(f)
+    stretch = DistanceConstraints.build(edges, v, np.full(len(edges), stretch_compliance), True, n)
+    bending = DistanceConstraints.build(bend, v, np.full(len(bend), bend_compliance), False, n)
+    for con in (stretch, bending):
+        con.a = con.a + first
+        con.b = con.b + first
+    tether = None
+    if give is not None:
+        free, anchor, length = tethers(edges, v, pin_local)
+        # Tethers bound only the stretch beyond what the cloth's compliance allows (a soft cloth sags
+        # further under a heavier load); they hold what a few solver sweeps per step cannot.
+        limit = 1.0 + give + compliant_strain(stretch_compliance)
+        tether = (free + first, anchor + first, length * limit)
+    return stretch, bending, tether
+
+
+class WorldBuilder:
+    """Checks and appends the bodies and colliders of one ``World`` (see the module docstring).
+
+    Args:
+        world: the World the handles belong to.
+        model, state, solver: the World's parts the bodies go into.
+        budget: the radius and memory limit every body is checked against.
+        field_system: the solver's force fields, made on first use (cloth triangles catch the wind).
+
+    Attributes:
+        bodies: the handles made so far, in order.
+    """
+
+    def __init__(
+        self,
+        world: World,
+        model: ParticleModel,
+        state: ParticleState,
+        solver: Solver,
+        budget: ParticleBudget,
+        field_system: Callable[[], FieldSystem],
+    ) -> None:
+        self.world = world
+        self.model, self.state, self.solver = model, state, solver
+        self.budget = budget
+        self.radius = budget.radius
+        self.field_system = field_system
+        self.bodies: list[Body] = []
+
+    def _append(
+        self,
+        x: FloatArray,
+        group_self_collides: bool,
+        velocity: FloatArray | None = None,
+        active: int | None = None,
+        **per_particle: Any,
+    ) -> tuple[IntArray, int]:
+        """New particles (at rest, or with ``velocity`` (P, 3)) in the model and the state, the first
+        ``active`` of them live (None: all); the solver forgets what it derived."""
+        idx, group = self.model.add_particles(x, group_self_collides, **per_particle)
+        v = None if velocity is None else np.broadcast_to(velocity, x.shape).copy()
+        self.state.add_particles(x, v, active)
+        self.solver.invalidate()
+        return idx, group
+
+    def _check_capacity(self, new_particles: int, what: str) -> None:
+        self.budget.check_capacity(self.state.particle_count, new_particles, what)
+
+    # ------------------------------------------------------------------ bodies
+    def add_rigid(
+        self,
+        vertices: ArrayLike,
+        faces: ArrayLike,
+        density: float,
+        friction: float,
+        mass: float | None,
+        name: str | None,
+        initial_velocity: ArrayLike,
+        angular_velocity: ArrayLike,
+    ) -> RigidBody:
+        """``World.add_rigid``: a rigid body filled with particles on a grid of spacing 2r."""
+        v0 = vector(initial_velocity, "initial_velocity")
+        w0 = vector(angular_velocity, "angular_velocity")
+        v = geometry.as_vertices(vertices)
+        f = geometry.as_triangles(faces, len(v))
+        density = positive(density, "density")
+        friction = nonnegative(friction, "friction")
+        spacing = 2.0 * self.radius
+        what = f"{name!r} as a rigid body" if name else "this rigid body"
+        self.budget.check_fill(self.state.particle_count, v, f, what)
+        s = geometry.sample_interior(v, f, spacing)
+        pts = np.asarray(s.points, dtype=np.float64)
+        n = len(pts)
+        m_particle = positive(mass, "mass") / n if mass is not None else density * spacing**3
+        total = m_particle * n
+        center = pts.mean(axis=0)
+        # Depth below the body's outermost particle layer, not below the mesh: the contacts treat a
+        # particle deeper than 1.75 r as interior (its SDF normal replaces the pair direction). A
+        # coarsely filled body can have its outer layer that deep in the mesh (a 0.2 m box at
+        # r = 3.5 cm is 8 particles 6.5 cm inside), and then every contact on it pushed along an
+        # arbitrary face normal: grains landing on such a box were shoved sideways, not up, by the
+        # whole overlap in every iteration and shot it and themselves away at 10-20 m/s.
+        depth = np.maximum(-np.asarray(s.sdf, dtype=np.float64), 0.0)
+        depth -= depth.min()
+        idx, group = self._append(
+            pts,
+            False,
+            v0 + np.cross(w0, pts - center),  # rigid motion: v_i = v + w x (x_i - c)
+            inv_mass=1.0 / m_particle,
+            # Contacts use the particle's own mass, as in FleX: with the whole body's mass a box on
+            # a cloth reaches mass ratios of 1e4 and needs the ratio limit for every contact.
+            # Shape matching (touching particles weigh more) then carries the correction to the body.
+            contact_inv_mass=1.0 / m_particle,
+            kind=KIND_RIGID,
+            friction=friction,
+            sdf_depth=depth,
+            sdf_normal=np.asarray(s.sdf_gradient, dtype=np.float64),
+        )
+        number = self.model.add_rigid_body(idx, pts, center, m_particle, s.faces())
+        self.state.add_rigid_body(center)
+        body = RigidBody(self.world, idx, group, name, number, total, center)
+        self.bodies.append(body)
+        return body
+
+    def add_cloth(
+        self,
+        vertices: ArrayLike,
+        faces: ArrayLike,
+        mass: float,
+        stretch_compliance: float,
+        bend_compliance: float,
+        pinned: ArrayLike | None,
+        self_collision: bool,
+        friction: float,
+        name: str | None,
+        tether_give: float | None,
+        initial_velocity: ArrayLike,
+        soft_pins: ArrayLike | None,
+        soft_pin_frequency: ArrayLike,
+    ) -> Cloth:
+        """``World.add_cloth``: one particle per vertex, distance constraints on edges and across edges."""
+        v0 = vector(initial_velocity, "initial_velocity")
+        v = geometry.as_vertices(vertices)
+        f = geometry.as_triangles(faces, len(v))
+        mass = positive(mass, "cloth mass")
+        sc = nonnegative(stretch_compliance, "stretch_compliance")
+        bc = nonnegative(bend_compliance, "bend_compliance")
+        friction = nonnegative(friction, "friction")
+        give = None if tether_give is None else nonnegative(tether_give, "tether_give")
+        n = len(v)
+        self._check_capacity(n, f"{name!r} as cloth" if name else "this cloth")
+        pin_local = pinned_indices(pinned, n)
+        soft_local = pinned_indices(soft_pins, n)
+        if np.intersect1d(soft_local, pin_local).size:
+            raise SimulationInputError("a vertex cannot be both pinned and soft-pinned: pick one")
+        frequency = np.broadcast_to(np.asarray(soft_pin_frequency, dtype=np.float64), soft_local.shape)
+        if soft_local.size and not (np.all(np.isfinite(frequency)) and np.all(frequency > 0.0)):
+            raise SimulationInputError(f"soft_pin_frequency must be positive Hz, got {soft_pin_frequency!r}")
+        inv_mass = 1.0 / lumped_vertex_mass(v, f, mass)
+        inv_mass[pin_local] = 0.0
+        velocity = np.tile(v0, (n, 1))
+        velocity[pin_local] = 0.0
+        idx, group = self._append(
+            v,
+            bool(self_collision),
+            velocity,
+            inv_mass=inv_mass,
+            contact_inv_mass=inv_mass,
+            kind=KIND_CLOTH,
+            friction=friction,
+        )
+        stretch, bending, tether = cloth_constraints(v, f, int(idx[0]), sc, bc, give, pin_local)
+        self.model.add_cloth_constraints(stretch, bending, tether)
+        if soft_local.size:  # k = m (2 pi f)^2, compliance 1 / k
+            self.model.add_soft_pins(
+                soft_local + idx[0], inv_mass[soft_local] / (2.0 * np.pi * frequency) ** 2
+            )
+            self.state.soft_pin_target = np.concatenate([self.state.soft_pin_target, v[soft_local]])
+        body = Cloth(self.world, idx, group, name, pin_local, len(stretch), len(bending), soft_local)
+        self.bodies.append(body)
+        self.field_system().add_cloth(idx, f)  # wind presses on the triangles (core/fields.py)
+        return body
+
+    def add_granular(
+        self,
+        points: ArrayLike,
+        density: float,
+        friction: float,
+        cohesion: float,
+        name: str | None,
+        initial_velocity: ArrayLike,
+        rolling_friction: float,
+    ) -> Granular:
+        """``World.add_granular``: one particle per point."""
+        v0 = vector(initial_velocity, "initial_velocity")
+        pts = geometry.as_vertices(points)
+        density = positive(density, "density")
+        friction = nonnegative(friction, "friction")
+        cohesion = nonnegative(cohesion, "cohesion", 1.0)
+        rolling_friction = nonnegative(rolling_friction, "rolling_friction")
+        self._check_capacity(len(pts), f"the grains of {name!r}" if name else "these grains")
+        w = 1.0 / (density * (2.0 * self.radius) ** 3)
+        idx, group = self._append(
+            pts,
+            True,
+            v0,
+            inv_mass=w,
+            contact_inv_mass=w,
+            kind=KIND_GRANULAR,
+            friction=friction,
+            cohesion=cohesion,
+            rolling_friction=rolling_friction,
+        )
+        body = Granular(self.world, idx, group, name)
+        self.bodies.append(body)
+        return body
+
+    def add_fluid(
+        self,
+        points: ArrayLike,
+        density: float,
+        viscosity: float,
+        cohesion: float,
+        adhesion: float,
+        vorticity: float,
+        name: str | None,
+        initial_velocity: ArrayLike,
+        capacity: int | None,
+    ) -> Fluid:
+        """``World.add_fluid``: one particle per point, and ``capacity`` - P free slots."""
+        v0 = vector(initial_velocity, "initial_velocity")
+        pts = np.zeros((0, 3)) if np.size(points) == 0 else geometry.as_vertices(points)
+        material = {
+            "density": positive(density, "density"),
+            "viscosity": nonnegative(viscosity, "viscosity", 1.0),
+            "cohesion": nonnegative(cohesion, "cohesion", 1.0),
+            "adhesion": nonnegative(adhesion, "adhesion", 1.0),
+            "vorticity": nonnegative(vorticity, "vorticity", 1.0),
+        }
+        slots = len(pts) if capacity is None else positive_int(capacity, "capacity")
+        if slots < len(pts):
+            raise SimulationInputError(
+                f"capacity ({slots}) must be at least the number of points ({len(pts)}); leave it None "
+                "to reserve exactly the points"
+            )
+        if slots == 0:
+            raise SimulationInputError("a fluid needs points or a capacity > 0 to emit into")
+        self._check_capacity(slots, f"the fluid {name!r}" if name else "this fluid")
+        # Free slots wait at the first point (or the origin); they take part in nothing until emitted.
+        park = pts[:1] if len(pts) else np.zeros((1, 3))
+        x = np.concatenate([pts, np.repeat(park, slots - len(pts), axis=0)])
+        w = 1.0 / (material["density"] * (2.0 * self.radius) ** 3)
+        idx, group = self._append(
+            x,
+            False,
+            v0,
+            active=len(pts),
+            inv_mass=w,
+            contact_inv_mass=w,
+            kind=KIND_FLUID,
+            friction=0.0,
+            viscosity=material["viscosity"],
+            fluid_cohesion=material["cohesion"],
+            adhesion=material["adhesion"],
+            vorticity=material["vorticity"],
+        )
+        self.state.velocities[idx[len(pts) :]] = 0.0
+        body = Fluid(self.world, idx, group, name, material)
+        self.bodies.append(body)
+        return body
+
+    # ------------------------------------------------------------------ between steps
+    def emit_fluid(self, fluid: Fluid, points: ArrayLike, velocity: ArrayLike) -> IntArray:
+        """``World.emit_fluid``: live fluid in ``fluid``'s free slots, lowest first."""
+        self._own_fluid(fluid)
+        pts = np.zeros((0, 3)) if np.size(points) == 0 else geometry.as_vertices(points)
+        vel = np.asarray(velocity, dtype=np.float64)
+        if vel.shape not in ((3,), (len(pts), 3)) or not np.all(np.isfinite(vel)):
+            raise SimulationInputError(
+                f"velocity must be 3 finite numbers or a row per point, not {vel.shape}"
+            )
+        free = fluid.indices[~self.state.active[fluid.indices]]
+        if len(pts) > len(free):
+            raise SimulationInputError(
+                f"the fluid {fluid.name or ''!s} has {len(free)} free slots for {len(pts)} new particles; "
+                "add it with a larger capacity"
+            )
+        idx = free[: len(pts)]
+        st = self.state
+        st.positions[idx] = pts
+        st.velocities[idx] = np.broadcast_to(vel, pts.shape)
+        st.active[idx] = True
+        self.solver.activity_changed()
+        return idx
+
+    def remove_fluid(self, fluid: Fluid, which: ArrayLike) -> None:
+        """``World.remove_fluid``: free the slots ``which`` (a (capacity,) mask or local slot numbers)."""
+        self._own_fluid(fluid)
+        sel = np.asarray(which)
+        if sel.dtype == bool:
+            if sel.shape != fluid.indices.shape:
+                raise SimulationInputError(
+                    f"mask needs an entry per slot ({fluid.capacity}), not {sel.shape}"
+                )
+            idx = fluid.indices[sel]
+        else:
+            sel = sel.ravel()
+            bad = sel.size and (not np.issubdtype(sel.dtype, np.integer) or sel.min() < 0)
+            if bad or (sel.size and sel.max() >= fluid.capacity):
+                raise SimulationInputError(f"slots must be in 0..{fluid.capacity - 1}, got {which!r}")
+            idx = fluid.indices[sel.astype(np.int64)]
+        if len(idx):
+            self.state.active[idx] = False
+            self.state.velocities[idx] = 0.0
+            self.solver.activity_changed()
+
+    def _own_fluid(self, fluid: Fluid) -> None:
+        if not isinstance(fluid, Fluid) or fluid._world is not self.world:
+            raise SimulationInputError(f"{fluid!r} is not a fluid of this world")
+
+    def state_array(self, value: ArrayLike, what: str) -> FloatArray:
+        """``value`` as a finite (N, 3) array, to replace ``World.positions`` or ``World.velocities``."""
+        a = np.asarray(value, dtype=np.float64)
+        if a.shape != self.state.positions.shape or not np.all(np.isfinite(a)):
+            raise SimulationInputError(
+                f"{what} must be a finite ({self.state.particle_count}, 3) array, got {a.shape}"
+            )
+        return a
+
+    def rigid_target(self, transform: ArrayLike) -> FloatArray:
+        """``World.set_rigid_target``'s ``transform`` as a checked rigid 4x4 (the nearest rotation)."""
+        m = as_transform(transform, "rigid body target")
+        if np.abs(m[:3, 3]).max() > geometry.MAX_COORDINATE:
+            raise SimulationInputError(
+                f"rigid body target is farther than {geometry.MAX_COORDINATE:g} m from the origin"
+            )
+        target = np.eye(4)
+        target[:3, :3] = nearest_rotation(m[:3, :3])
+        target[:3, 3] = m[:3, 3]
+        return target
+
+    def rigid_number(self, body: RigidBody | int) -> int:
+        """The number of rigid body ``body`` (its handle or number) in this world, checked."""
+        number = body.number if isinstance(body, RigidBody) else body
+        count = len(self.state.rigid_center)
+        if isinstance(number, bool) or not isinstance(number, (int, np.integer)) or not 0 <= number < count:
+            raise SimulationInputError(f"no rigid body {body!r} in this world ({count} rigid bodies)")
+        if isinstance(body, RigidBody) and body._world is not self.world:
+            raise SimulationInputError(f"{body!r} belongs to another World")
+        return int(number)
+
+    # ------------------------------------------------------------------ colliders
+    def add_collider_plane(
+        self, point: ArrayLike, normal: ArrayLike, friction: float, name: str | None
+    ) -> PlaneCollider:
+        """``World.add_collider_plane``: a static infinite plane."""
+        plane = PlaneCollider.create(point, normal, friction, name)
+        self.solver.colliders.add_plane(plane)
+        return plane
+
+    def add_collider_mesh(
+        self,
+        vertices: ArrayLike,
+        faces: ArrayLike,
+        transform: ArrayLike | None,
+        friction: float,
+        name: str | None,
+        cell_size: float | None,
+        deforming: bool,
+    ) -> MeshCollider:
+        """``World.add_collider_mesh``: a triangle-mesh collider."""
+        v = geometry.as_vertices(vertices)
+        f = geometry.as_triangles(faces, len(v))
+        m = as_transform(np.eye(4) if transform is None else transform, "collider transform")
+        cs = None if cell_size is None else positive(cell_size, "cell_size")
+        mu = nonnegative(friction, "friction")
+        collider = MeshCollider(v, f, mu, self.radius, cs, name, m, start_deforming=bool(deforming))
+        self.solver.colliders.add_mesh(collider)
+        return collider

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A world's time-varying data into a :class:`~.state.Snapshot` and back (``World.state()`` /
+``World.set_state``).
+
+:func:`encode` copies the state, the colliders' poses and the positions the pair lists were built
+from; :func:`restore` checks that a snapshot fits the world (same particles, rigid bodies, mesh
+colliders, soft pins), puts it back and rebuilds the pair lists from those positions, so stepping on
+is bit-identical. The arrays' format is :class:`~.state.Snapshot`'s; older snapshots (before kinematic
+bodies, deforming colliders, soft pins or fluids) still load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .errors import SimulationInputError
+from .solver import Solver
+from .state import ParticleState, Snapshot
+
+
+def encode(state: ParticleState, solver: Solver, time: float, frame: int) -> Snapshot:
+    """Everything time-varying of ``state`` and ``solver`` (its colliders and pair lists), copied, at
+    simulated ``time`` (s) after ``frame`` steps."""
+    st, colliders = state, solver.colliders
+    return Snapshot(
+        particle_count=st.particle_count,
+        time=float(time),
+        frame=int(frame),
+        positions=st.positions.copy(),
+        velocities=st.velocities.copy(),
+        rigid_rotation=st.rigid_rotation.copy(),
+        rigid_center=st.rigid_center.copy(),
+        rigid_touch_count=st.rigid_touch_count.copy(),
+        # Positions at the last candidate-list build; the list itself is rebuilt from them.
+        neighbor_reference=solver.candidates.reference.copy(),
+        collider_transform=colliders.transforms(),
+        collider_frame_start=colliders.frame_starts(),
+        rigid_kinematic=st.rigid_kinematic.astype(np.float64),
+        rigid_target=st.rigid_target.copy(),
+        collider_vertices=colliders.deforming_vertices(),
+        soft_pin_target=st.soft_pin_target.copy(),
+        particle_active=st.active.astype(np.float64),
+        fluid_reference=solver.fluid.pairs.reference.copy() if solver.fluid is not None else np.zeros((0, 3)),
+    )
+
+
+def restore(
+    snapshot: Snapshot | Mapping[str, Any], state: ParticleState, solver: Solver
+) -> tuple[float, int]:
+    """Put ``snapshot`` (or its ``to_arrays()``) back into ``state`` and ``solver``; returns its simulated
+    time (s) and frame. Raises SimulationInputError, changing nothing, when it does not fit the world
+    (a soft-pin mismatch is found after the state was written)."""
+    snap = snapshot if isinstance(snapshot, Snapshot) else Snapshot.from_arrays(snapshot)
+    try:
+        n = int(snap.particle_count)
+        x = np.asarray(snap.positions, dtype=np.float64)
+        v = np.asarray(snap.velocities, dtype=np.float64)
+        rot = np.asarray(snap.rigid_rotation, dtype=np.float64)
+        center = np.asarray(snap.rigid_center, dtype=np.float64)
+        touch = np.asarray(snap.rigid_touch_count, dtype=np.float64)
+        ct = np.asarray(snap.collider_transform, dtype=np.float64)
+        cs = np.asarray(snap.collider_frame_start, dtype=np.float64)
+        nb_ref = np.asarray(snap.neighbor_reference, dtype=np.float64)
+        kinematic = np.asarray(snap.rigid_kinematic, dtype=np.float64)
+        target = np.asarray(snap.rigid_target, dtype=np.float64)
+        soft = np.asarray(snap.soft_pin_target, dtype=np.float64).reshape(-1, 3)
+        active = np.asarray(snap.particle_active, dtype=np.float64).ravel()
+        fluid_ref = np.asarray(snap.fluid_reference, dtype=np.float64).reshape(-1, 3)
+        time, frame = float(snap.time), int(snap.frame)
+    except (TypeError, ValueError) as exc:
+        raise SimulationInputError(f"not a World snapshot: {exc}") from None
+    st = state
+    if n != st.particle_count or x.shape != (n, 3) or v.shape != (n, 3):
+        raise SimulationInputError(
+            f"snapshot has {n} particles but this world has {st.particle_count}: "
+            "restore into a world built with the same bodies"
+        )
+    if rot.shape != st.rigid_rotation.shape or ct.shape != (len(solver.colliders.meshes), 4, 4):
+        raise SimulationInputError("snapshot has a different number of rigid bodies or mesh colliders")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(v))):
+        raise SimulationInputError("snapshot positions/velocities contain NaN or inf")
+    bodies = center.shape[:1]
+    if touch.shape != bodies or kinematic.shape != bodies or target.shape != (*bodies, 4, 4):
+        raise SimulationInputError("snapshot has a different number of rigid bodies")
+    # The fluid reference also holds the mesh colliders' surface samples (fluid.Boundary) after N rows.
+    if nb_ref.shape not in ((0, 3), (n, 3)) or not (len(fluid_ref) == 0 or len(fluid_ref) >= n):
+        raise SimulationInputError(f"snapshot neighbour reference has shape {nb_ref.shape}")
+    if active.shape not in ((0,), (n,)):
+        raise SimulationInputError(f"snapshot particle activity has shape {active.shape}")
+    st.positions[...] = x
+    st.velocities[...] = v
+    st.rigid_rotation, st.rigid_center = rot.copy(), center.copy()
+    st.rigid_touch_count = touch.copy()
+    st.rigid_kinematic, st.rigid_target = kinematic > 0.5, target.copy()
+    solver.ensure_built()  # the model's soft pins
+    soft_pin_idx = solver.model.soft_pin_idx
+    if soft.shape == (len(soft_pin_idx), 3):
+        st.soft_pin_target = soft.copy()
+    elif len(soft) == 0:  # a snapshot from before soft pins: anchors where the particles are
+        st.soft_pin_target = x[soft_pin_idx].copy()
+    else:
+        raise SimulationInputError("snapshot has a different number of soft pins")
+    st.active = active > 0.5 if len(active) else np.ones(n, dtype=bool)
+    solver.restore_candidates(nb_ref, st.active, fluid_ref)
+    solver.colliders.restore(ct, cs, np.asarray(snap.collider_vertices, dtype=np.float64))
+    return time, frame
