@@ -202,29 +202,13 @@ class Solver:
         """
         s, model = self.settings, self.model
         x, v = state.positions, state.velocities
+        kin = self.kinematic  # this frame's kinematic rigid bodies (begin_frame): infinite mass
+        inactive = self._inactive  # free fluid slots (begin_frame)
+        active = state.active if len(inactive) else None  # None: every particle is live
         # 1. External forces, damping, speed limit; predict positions x*.
-        for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
-            if self.gravity[axis] != 0.0:
-                v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
-        if self.fields is not None:  # force fields and wind (core/fields.py): v += h f_field / m
-            self.fields.apply(state, model, h, alpha * dt_frame)
-        if s.damping > 0.0:
-            v *= np.exp(-s.damping * h)
-        if np.isfinite(s.max_speed):
-            _clamp_speed(v, s.max_speed)
+        self._apply_external_forces(state, h, alpha, dt_frame)
         x_pred = x + h * v
-        # --- kinematic rigid bodies (begin_frame): their pose at this point of the frame, infinite mass
-        kin = self.kinematic
-        x_kin = kin.positions(alpha) if kin is not None else None
-        if kin is not None:
-            x_pred[kin.idx] = x_kin
-        # ---
-        pins = self.pin_motion
-        if pins is not None:  # pinned vertices ride on their animation (World.set_pin_targets)
-            x_pred[pins.idx] = pins.start + alpha * pins.travel
-        inactive = self._inactive
-        if len(inactive):  # fluid slots not emitted yet or removed: held where they are
-            x_pred[inactive] = x[inactive]
+        x_kin = self._prescribe(x, x_pred, alpha)  # kinematic bodies, moving pins, free fluid slots
         if model.any_pairs:  # fast particles never jump through each other (swept, see sweep.py)
             movable = model.particle_dynamic if self._dynamic is None else self._dynamic
             limit_fast_paths(x, x_pred, self.radius, model.particle_group, model.group_self_collides, movable)
@@ -234,45 +218,21 @@ class Solver:
             w_contact = w_contact.copy()
             w_contact[kin.idx] = 0.0
         # 3. Neighbour candidates with a margin, reused while motion stays within it.
-        pair_i, pair_j = self._candidates(x_pred, state.active if len(inactive) else None)
+        pair_i, pair_j = self._candidates(x_pred, active)
         # 4. Stabilization: contacts only, on x, moving x and x* alike (no energy added).
         if stabilize:
-            for _ in range(int(s.stabilization_iterations)):
-                dx, touching, _ = self._contact_pass(
-                    state, x, None, pair_i, pair_j, w_contact, alpha, dt_frame, h
-                )
-                if model.shape_matching is not None:
-                    # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
-                    dx[model.shape_matching.idx] += self._rigid_goals(x + dx, touching)[0]
-                if kin is not None:
-                    dx[kin.idx] = 0.0
-                x += dx
-                x_pred += dx
+            self._stabilize(state, x_pred, pair_i, pair_j, w_contact, alpha, dt_frame, h)
         # 5. Solver iteration over the constraint families, each Jacobi-averaged or coloured.
         _, touching, col = self._contact_pass(
             state, x_pred, x, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply=True
         )
-        fluid = self.fluid_solver()
-        if fluid is not None:
-            # Density constraints (PBF): fluid against fluid and solids, before shape matching and the
-            # cloth solves so that pushed bodies stay rigid and cloth keeps its length.
-            w_fluid = self._fluid_inv_mass()
-            sm = model.shape_matching
-            before = x_pred[sm.idx] if sm is not None else None
-            fluid.solve_density(x_pred, w_fluid, state.active if len(inactive) else None, alpha)
-            if sm is not None and before is not None:
-                # What the fluid gave each rigid particle moves its whole body (rigid_impulse).
-                x_pred[sm.idx] = before + rigid_impulse(sm, before, x_pred[sm.idx] - before)
-            self._hold_fluid_out(x_pred, alpha, dt_frame)
+        fluid, w_fluid = self.fluid_solver(), None
+        if fluid is not None:  # density constraints (PBF), before shape matching and the cloth solves
+            w_fluid = self._fluid_density_pass(fluid, x_pred, active, alpha, dt_frame)
         if model.shape_matching is not None:
             self._solve_shape_matching(state, x_pred, touching)
-        soft = self.soft_pin_motion
-        if soft is not None:
-            # Soft pins: XPBD zero-length springs to the anchors, C = |x - a|; one iteration per small
-            # step, so dx = -w / (w + compliance / h^2) (x - a) (lambda starts at zero each step).
-            w = model.particle_inv_mass[soft.idx]
-            gap = x_pred[soft.idx] - (soft.start + alpha * soft.travel)
-            x_pred[soft.idx] -= (w / (w + soft.compliance / (h * h)))[:, None] * gap
+        if self.soft_pin_motion is not None:
+            self._solve_soft_pins(self.soft_pin_motion, x_pred, alpha, h)
         if len(model.tether):
             # Pinned cloth: no vertex farther from its pin than the cloth allows (long-range
             # attachments). Before the edges, which then smooth what the tethers pulled.
@@ -289,29 +249,132 @@ class Solver:
         v[...] = (x_pred - x) / h
         if s.restitution > 0.0 and len(col.idx):
             self._apply_restitution(v, v_before, col, h)
-        per_pass = int(s.iterations)
-        step_number = round(alpha * int(s.substeps) * per_pass)  # 1-based within the frame
-        if fluid is not None and step_number % per_pass == 0:
-            # Viscosity, cohesion, adhesion, vorticity (velocity level), once per substep (every
-            # `iterations` small steps) over that step's pairs: the velocity pass costs about as much as
-            # the density solve, and velocities need no iterations.
-            sm = model.shape_matching
-            v_rigid = v[sm.idx] if sm is not None else None
-            fluid.velocity_pass(v, w_fluid, h * per_pass, per_pass)
-            if sm is not None and v_rigid is not None:
-                v[sm.idx] = v_rigid + rigid_impulse(sm, x_pred[sm.idx], v[sm.idx] - v_rigid)
+        if fluid is not None and w_fluid is not None:
+            self._fluid_velocity_pass(fluid, v, x_pred, w_fluid, h, alpha)
         if len(inactive):
             v[inactive] = 0.0
             x_pred[inactive] = x[inactive]
         if s.sleep_threshold > 0.0:
-            asleep = self._resting(state, touching) & (np.einsum("ij,ij->i", v, v) < s.sleep_threshold**2)
-            if kin is not None:
-                asleep &= ~kin.mask  # a kinematic body moves with its target, never sleeps
-            if pins is not None:
-                asleep[pins.idx] = False  # a moving pin never sleeps
-            v[asleep] = 0.0
-            x_pred[asleep] = x[asleep]
+            self._sleep(state, x_pred, touching)
         x[...] = x_pred
+
+    # ------------------------------------------------------------------ 1. forces and prediction
+    def _apply_external_forces(self, state: ParticleState, h: float, alpha: float, dt_frame: float) -> None:
+        """v += h g on dynamic particles, force fields, damping exp(-damping h), the speed limit."""
+        s, model, v = self.settings, self.model, state.velocities
+        for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
+            if self.gravity[axis] != 0.0:
+                v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
+        if self.fields is not None:  # force fields and wind (core/fields.py): v += h f_field / m
+            self.fields.apply(state, model, h, alpha * dt_frame)
+        if s.damping > 0.0:
+            v *= np.exp(-s.damping * h)
+        if np.isfinite(s.max_speed):
+            _clamp_speed(v, s.max_speed)
+
+    def _prescribe(self, x: FloatArray, x_pred: FloatArray, alpha: float) -> FloatArray | None:
+        """Put the particles whose motion is given, not solved, where they are at fraction ``alpha`` of the
+        frame in ``x_pred``: kinematic bodies on their path, moving pins on their line, free fluid slots
+        where they are. Returns the kinematic particles' positions (None without kinematic bodies)."""
+        kin = self.kinematic
+        x_kin = kin.positions(alpha) if kin is not None else None
+        if kin is not None:
+            x_pred[kin.idx] = x_kin
+        pins = self.pin_motion
+        if pins is not None:  # pinned vertices ride on their animation (World.set_pin_targets)
+            x_pred[pins.idx] = pins.start + alpha * pins.travel
+        inactive = self._inactive
+        if len(inactive):  # fluid slots not emitted yet or removed: held where they are
+            x_pred[inactive] = x[inactive]
+        return x_kin
+
+    # ------------------------------------------------------------------ 4. stabilization
+    def _stabilize(
+        self,
+        state: ParticleState,
+        x_pred: FloatArray,
+        pair_i: IntArray,
+        pair_j: IntArray,
+        w_contact: FloatArray,
+        alpha: float,
+        dt_frame: float,
+        h: float,
+    ) -> None:
+        """``stabilization_iterations`` contact passes on x (no friction), each applied to x and x*."""
+        x, kin, sm = state.positions, self.kinematic, self.model.shape_matching
+        for _ in range(int(self.settings.stabilization_iterations)):
+            dx, touching, _ = self._contact_pass(
+                state, x, None, pair_i, pair_j, w_contact, alpha, dt_frame, h
+            )
+            if sm is not None:
+                # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
+                dx[sm.idx] += self._rigid_goals(x + dx, touching)[0]
+            if kin is not None:
+                dx[kin.idx] = 0.0
+            x += dx
+            x_pred += dx
+
+    # ------------------------------------------------------------------ 5. fluid density, soft pins
+    def _fluid_density_pass(
+        self, fluid: FluidSolver, x_pred: FloatArray, active: BoolArray | None, alpha: float, dt_frame: float
+    ) -> FloatArray:
+        """Density constraints (PBF): fluid against fluid and solids, before shape matching and the cloth
+        solves so that pushed bodies stay rigid and cloth keeps its length. Returns the inverse masses
+        the fluid's pair corrections were split by (the velocity pass uses them too)."""
+        w_fluid = self._fluid_inv_mass()
+        sm = self.model.shape_matching
+        before = x_pred[sm.idx] if sm is not None else None
+        fluid.solve_density(x_pred, w_fluid, active, alpha)
+        if sm is not None and before is not None:
+            # What the fluid gave each rigid particle moves its whole body (rigid_impulse).
+            x_pred[sm.idx] = before + rigid_impulse(sm, before, x_pred[sm.idx] - before)
+        self._hold_fluid_out(x_pred, alpha, dt_frame)
+        return w_fluid
+
+    def _solve_soft_pins(self, soft: SoftPinMotion, x_pred: FloatArray, alpha: float, h: float) -> None:
+        """Soft pins: XPBD zero-length springs to the anchors, C = |x - a|; one iteration per small step,
+        so dx = -w / (w + compliance / h^2) (x - a) (lambda starts at zero each step)."""
+        w = self.model.particle_inv_mass[soft.idx]
+        gap = x_pred[soft.idx] - (soft.start + alpha * soft.travel)
+        x_pred[soft.idx] -= (w / (w + soft.compliance / (h * h)))[:, None] * gap
+
+    # ------------------------------------------------------------------ 6. fluid velocities, sleeping
+    def _fluid_velocity_pass(
+        self,
+        fluid: FluidSolver,
+        v: FloatArray,
+        x_pred: FloatArray,
+        w_fluid: FloatArray,
+        h: float,
+        alpha: float,
+    ) -> None:
+        """Viscosity, cohesion, adhesion, vorticity (velocity level), once per substep (every `iterations`
+        small steps) over that step's pairs: the velocity pass costs about as much as the density solve,
+        and velocities need no iterations."""
+        s = self.settings
+        per_pass = int(s.iterations)
+        step_number = round(alpha * int(s.substeps) * per_pass)  # 1-based within the frame
+        if step_number % per_pass != 0:
+            return
+        sm = self.model.shape_matching
+        v_rigid = v[sm.idx] if sm is not None else None
+        fluid.velocity_pass(v, w_fluid, h * per_pass, per_pass)
+        if sm is not None and v_rigid is not None:
+            v[sm.idx] = v_rigid + rigid_impulse(sm, x_pred[sm.idx], v[sm.idx] - v_rigid)
+
+    def _sleep(self, state: ParticleState, x_pred: FloatArray, touching: BoolArray) -> None:
+        """Particles slower than ``sleep_threshold`` that rest on something stay at x for this small step
+        (kinematic bodies and moving pins never sleep)."""
+        x, v = state.positions, state.velocities
+        asleep = self._resting(state, touching) & (
+            np.einsum("ij,ij->i", v, v) < self.settings.sleep_threshold**2
+        )
+        if self.kinematic is not None:
+            asleep &= ~self.kinematic.mask  # a kinematic body moves with its target, never sleeps
+        if self.pin_motion is not None:
+            asleep[self.pin_motion.idx] = False  # a moving pin never sleeps
+        v[asleep] = 0.0
+        x_pred[asleep] = x[asleep]
 
     def update_rigid_frames(self, state: ParticleState) -> None:
         """Mass-weighted fit of the final positions: the rotation and centre behind ``transform``."""
