@@ -8,6 +8,7 @@ them with over-relaxation.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -256,22 +257,49 @@ def particle_contacts(
     if cohesion is not None:
         coh = 0.5 * (cohesion[i] + cohesion[j])
         keep = np.flatnonzero((c < 0.0) | (coh > 0.0))
-        i, j, d, dist, c, coh = i[keep], j[keep], d[:, keep], dist[keep], c[keep], coh[keep]
+        i, j, d, dist, c, coh = _take(keep, i, j, d, dist, c, coh)
     wi, wj = contact_inv_mass_pairs(w, i, j, max_mass_ratio)
     wsum = wi + wj
-    if not np.all(wsum > 0.0):
+    if not np.all(wsum > 0.0):  # both sides immovable (pinned, kinematic): nothing to do
         keep = np.flatnonzero(wsum > 0.0)
-        i, j, d, dist, c, wi, wj, wsum = (
-            i[keep],
-            j[keep],
-            d[:, keep],
-            dist[keep],
-            c[keep],
-            wi[keep],
-            wj[keep],
-            wsum[keep],
-        )
+        i, j, d, dist, c, wi, wj, wsum = _take(keep, i, j, d, dist, c, wi, wj, wsum)
         coh = None if coh is None else coh[keep]
+    n, c = _contact_normals(i, j, d, dist, c, radius, sdf_depth, sdf_normal, sdf_faces)
+
+    inv_wsum = 1.0 / wsum
+    # Penetration is resolved fully; cohesion closes a fraction of the gap.
+    strength = 1.0 if coh is None else np.where(c < 0.0, 1.0, coh)
+    lam = (-c * strength * inv_wsum) * n
+    dxi = wi * lam
+    dxj = -wj * lam
+
+    if x_prev is not None and friction is not None:
+        tf = _friction(xt, x_prev, i, j, n, c, inv_wsum, friction, static_scale, dynamic_scale)
+        dxi -= wi * tf
+        dxj += wj * tf
+
+    return np.concatenate([i, j]), np.concatenate([dxi, dxj], axis=1), touching
+
+
+def _take(keep: IntArray, *arrays: NDArray[Any]) -> tuple[NDArray[Any], ...]:
+    """The pairs ``keep`` of per-pair arrays, (K,) or coordinate-major (3, K)."""
+    return tuple(a[..., keep] for a in arrays)
+
+
+def _contact_normals(
+    i: IntArray,
+    j: IntArray,
+    d: FloatArray,
+    dist: FloatArray,
+    c: FloatArray,
+    radius: float,
+    sdf_depth: FloatArray | None,
+    sdf_normal: Callable[[IntArray], FloatArray] | None,
+    sdf_faces: FacesFn | None,
+) -> tuple[FloatArray, FloatArray]:
+    """Unit normals (3, K) from j to i, and the depths: the pair direction, or for rigid particles the
+    direction their bodies' signed distances give (:func:`_rigid_normals`, paper Sec. 5.1)."""
+    rest = 2.0 * radius
     # Coincident centres have no direction; pick +z (deterministic) rather than dividing by zero.
     safe = dist > 1e-12 * rest
     n = np.where(safe, d / np.where(safe, dist, 1.0), _UP)
@@ -284,33 +312,39 @@ def particle_contacts(
             fi = None if sdf_faces is None else _faces_of(sdf_faces, i)
             fj = None if sdf_faces is None else _faces_of(sdf_faces, j)
             n, c = _rigid_normals(n, c, di, dj, s, rigid, sdf_normal(i), sdf_normal(j), radius, fi, fj)
+    return n, c
 
-    inv_wsum = 1.0 / wsum
-    # Penetration is resolved fully; cohesion closes a fraction of the gap.
-    strength = 1.0 if coh is None else np.where(c < 0.0, 1.0, coh)
-    lam = (-c * strength * inv_wsum) * n
-    dxi = wi * lam
-    dxj = -wj * lam
 
-    if x_prev is not None and friction is not None:
-        mu = 0.5 * (friction[i] + friction[j])
-        pt = np.ascontiguousarray(x_prev.T)
-        rel = (np.take(xt, i, axis=1) - np.take(pt, i, axis=1)) - (
-            np.take(xt, j, axis=1) - np.take(pt, j, axis=1)
-        )
-        t = rel - _dot(rel, n) * n
-        tl = np.sqrt(_dot(t, t))
-        pen = np.maximum(-c, 0.0)
-        factor = np.where(
-            tl < static_scale * mu * pen,
-            1.0,
-            np.minimum(dynamic_scale * mu * pen / np.maximum(tl, 1e-300), 1.0),
-        )
-        tf = t * (factor * inv_wsum)
-        dxi -= wi * tf
-        dxj += wj * tf
-
-    return np.concatenate([i, j]), np.concatenate([dxi, dxj], axis=1), touching
+def _friction(
+    xt: FloatArray,
+    x_prev: FloatArray,
+    i: IntArray,
+    j: IntArray,
+    n: FloatArray,
+    c: FloatArray,
+    inv_wsum: FloatArray,
+    friction: FloatArray,
+    static_scale: float,
+    dynamic_scale: float,
+) -> FloatArray:
+    """Friction (paper Eq. 24-26) of pairs (i, j) with normals ``n`` (3, K) and gaps ``c`` (K,): the
+    tangential correction (3, K), metres per unit inverse mass (i gets -w_i times it, j +w_j times it).
+    ``xt`` (3, N) are the predicted positions, coordinate-major; ``x_prev`` (N, 3) those before."""
+    mu = 0.5 * (friction[i] + friction[j])
+    pt = np.ascontiguousarray(x_prev.T)
+    rel = (np.take(xt, i, axis=1) - np.take(pt, i, axis=1)) - (
+        np.take(xt, j, axis=1) - np.take(pt, j, axis=1)
+    )
+    t = rel - _dot(rel, n) * n
+    tl = np.sqrt(_dot(t, t))
+    pen = np.maximum(-c, 0.0)
+    factor = np.where(
+        tl < static_scale * mu * pen,
+        1.0,
+        np.minimum(dynamic_scale * mu * pen / np.maximum(tl, 1e-300), 1.0),
+    )
+    tf: FloatArray = t * (factor * inv_wsum)
+    return tf
 
 
 def rolling_resistance(
