@@ -5,8 +5,9 @@ As warp/Newton's ``ModelBuilder``, the :class:`WorldBuilder` checks what a body 
 it, but incrementally (bodies may be added between steps): per-particle arrays and constraints go into
 the :class:`~.model.ParticleModel`, positions and velocities into the :class:`~.state.ParticleState`,
 colliders into the solver's :class:`~.collider_set.ColliderSet`; each ``add_*`` returns the body's
-handle (:mod:`.bodies`). ``World`` keeps the signatures and docstrings users read; every check and
-every error message lives here. Fluid slots (``emit_fluid`` / ``remove_fluid``) are checked here too.
+handle (:mod:`.bodies`). ``World`` keeps the signatures and docstrings users read; the checks of
+``World(...)`` and ``add_*`` and their error messages live here, with those of what else is written into
+the state between steps: fluid emission and removal, kinematic targets, replaced positions and velocities.
 """
 
 from __future__ import annotations
