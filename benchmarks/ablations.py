@@ -39,7 +39,7 @@ RESULTS_DIR = ROOT / "benchmarks" / "results"
 
 def _plain_reductions() -> None:
     """fastops' column/row helpers back to NumPy's axis reductions (numpy 1.26's slow generic loop)."""
-    from unified_particles.core import neighbors, solver
+    from unified_particles.core import neighbors, pair_cache, solver
     from unified_particles.core.colliders import binning, sweeps, volume
 
     solver.column_max = lambda x: x.max(axis=0)  # type: ignore[assignment]
@@ -47,6 +47,8 @@ def _plain_reductions() -> None:
     solver.row_abs_max = lambda x: np.abs(x).max(axis=1, initial=0.0)  # type: ignore[assignment]
     neighbors.column_max = lambda x: x.max(axis=0)  # type: ignore[attr-defined]
     neighbors.column_min = lambda x: x.min(axis=0)  # type: ignore[attr-defined]
+    pair_cache.column_max = lambda x: x.max(axis=0)  # type: ignore[assignment]
+    pair_cache.column_min = lambda x: x.min(axis=0)  # type: ignore[assignment]
     for module in (binning, sweeps, volume):  # the collider modules that use it
         module.rows_all = lambda m: m.all(axis=1)  # type: ignore[attr-defined]
 

@@ -17,10 +17,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-# ----------------------------------------------------------------------------------------------------------
-# Exact signed distance near the surface (colliders the volume cannot resolve)
-# ----------------------------------------------------------------------------------------------------------
-
 # Most cells per axis of the finest level of an ExactSurface grid: cell keys stay far inside int64.
 _SURFACE_GRID_MAX_CELLS = 1 << 20
 # Points looked up per window of ExactSurface.candidates (bounds the per-level temporaries).

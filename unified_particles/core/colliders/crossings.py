@@ -15,10 +15,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-# ----------------------------------------------------------------------------------------------------------
-# Swept tests and deforming surfaces (no tunnelling; colliders whose mesh changes every frame)
-# ----------------------------------------------------------------------------------------------------------
-
 # A segment crossing a triangle within this relative tolerance of its edges counts as a hit, so a path
 # through the shared edge of two triangles never slips between them by round-off.
 _CROSSING_EDGE_TOLERANCE = 1e-9

@@ -14,11 +14,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-# ----------------------------------------------------------------------------------------------------------
-# Distance and winding number on regular grids (shared by sampling and SDF volumes)
-# ----------------------------------------------------------------------------------------------------------
-
-
 def _grid_coords(origin: FloatArray, cell: float, shape: tuple[int, int, int]) -> list[FloatArray]:
     return [origin[k] + cell * np.arange(shape[k], dtype=np.float64) for k in range(3)]
 

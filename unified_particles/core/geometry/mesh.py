@@ -17,11 +17,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-# ----------------------------------------------------------------------------------------------------------
-# Validation
-# ----------------------------------------------------------------------------------------------------------
-
-
 def as_vertices(vertices: npt.ArrayLike) -> FloatArray:
     """Validate mesh vertex positions.
 

@@ -21,11 +21,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-# ----------------------------------------------------------------------------------------------------------
-# Principal frame, volume, sampling
-# ----------------------------------------------------------------------------------------------------------
-
-
 def _principal_frame(tri: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Area-weighted centroid (3,) and principal axes (3, 3) (columns, right-handed) of a surface.
 

@@ -19,11 +19,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-# ----------------------------------------------------------------------------------------------------------
-# Signed distance volume for colliders
-# ----------------------------------------------------------------------------------------------------------
-
-
 class SDFVolume:
     """Signed distance grid of a mesh, sampled once in the collider's local frame.
 

@@ -53,11 +53,6 @@ def _box_cells(i0: IntArray, ext: IntArray) -> Iterator[tuple[IntArray, IntArray
         )
 
 
-# ----------------------------------------------------------------------------------------------------------
-# Kernels on (point, triangle) pairs
-# ----------------------------------------------------------------------------------------------------------
-
-
 def _solid_angle(a: FloatArray, b: FloatArray, c: FloatArray) -> FloatArray:
     """Signed solid angle of triangles seen from the origin (van Oosterom-Strackee 1983).
 

@@ -16,11 +16,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-# ----------------------------------------------------------------------------------------------------------
-# Winding number
-# ----------------------------------------------------------------------------------------------------------
-
-
 def _winding_exact(tri: FloatArray, points: FloatArray) -> FloatArray:
     """Exact generalized winding number, all points x all triangles, chunked over points."""
     n_tri = tri.shape[0]
