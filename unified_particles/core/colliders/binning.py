@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from ..fastops import rows_all
 from ..geometry.mesh import _is_closed, _signed_volume, _with_area, as_triangles, as_vertices
-from ..geometry.triangles import _PAIR_BUDGET, _box_cells, _iter_ranges
+from ..geometry.triangles import _PAIR_BUDGET, _cell_table, _iter_ranges
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -65,16 +65,8 @@ def _bin_boxes(
         c0 = np.clip(np.floor((tlo[sel] - lo) / cell).astype(np.int64), 0, dims - 1)
         c1 = np.clip(np.floor((thi[sel] - lo) / cell).astype(np.int64), 0, dims - 1)
         ext = c1 - c0 + 1
-        keys_parts = []
-        owner_parts = []
-        for k, ix, iy, iz in _box_cells(c0, ext):
-            keys_parts.append((ix * dims[1] + iy) * dims[2] + iz)
-            owner_parts.append(sel[k])
-        keys = np.concatenate(keys_parts)
-        owner = np.concatenate(owner_parts)
-        order = np.argsort(keys, kind="stable")
-        ukeys, start, count = np.unique(keys[order], return_index=True, return_counts=True)
-        levels.append(_GridLevel(cell, dims, ukeys, start, count, owner[order]))
+        ukeys, start, count, box = _cell_table(c0, ext, dims)
+        levels.append(_GridLevel(cell, dims, ukeys, start, count, sel[box]))
     return levels
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .mesh import _as_points, _triangle_soup
-from .triangles import _PAIR_BUDGET, _box_cells, _closest_on_triangles, _iter_ranges
+from .triangles import _PAIR_BUDGET, _cell_table, _closest_on_triangles, _iter_ranges
 from .winding import _make_clusters, _winding_fast
 
 FloatArray = npt.NDArray[np.float64]
@@ -81,16 +81,7 @@ def _closest(tri: FloatArray, points: FloatArray) -> tuple[FloatArray, FloatArra
             c1 = np.floor((thi - origin) / cell).astype(np.int64)
             ext = c1 - c0 + 1
             # (triangle, cell) entries, sorted by cell key: a CSR table cell -> triangles.
-            keys_parts = []
-            tris_parts = []
-            for owner, ix, iy, iz in _box_cells(c0, ext):
-                keys_parts.append((ix * dims[1] + iy) * dims[2] + iz)
-                tris_parts.append(owner)
-            keys = np.concatenate(keys_parts)
-            order = np.argsort(keys, kind="stable")
-            keys = keys[order]
-            tri_of = np.concatenate(tris_parts)[order]
-            ukeys, ustart, ucount = np.unique(keys, return_index=True, return_counts=True)
+            ukeys, ustart, ucount, tri_of = _cell_table(c0, ext, dims)
             qstep = max(1, _PAIR_BUDGET // 27)
             still = []
             for qlo in range(0, pending.size, qstep):

@@ -58,21 +58,15 @@ def _principal_frame(tri: FloatArray) -> tuple[FloatArray, FloatArray]:
             result: FloatArray = u[int(np.argmax(score))]
             return result
 
-        if gap01 and gap12:
-            u1 = best_direction(cands)
-            if u1 is not None:
-                u2 = best_direction(cands - np.outer(cands @ u1, u1))
-                if u2 is not None:
-                    u2 = u2 - (u2 @ u1) * u1
-                    u2 /= np.linalg.norm(u2)
-                    axes = np.stack([u1, u2, np.cross(u1, u2)], axis=1)
-        else:
-            unique_axis = evecs[:, 2] if gap01 else evecs[:, 0]
-            u2 = best_direction(cands - np.outer(cands @ unique_axis, unique_axis))
+        # The first axis: the dominant face normal where all three tie, else the one untied eigenvector;
+        # the second: the dominant face normal across it.
+        u1 = best_direction(cands) if gap01 and gap12 else (evecs[:, 2] if gap01 else evecs[:, 0])
+        if u1 is not None:
+            u2 = best_direction(cands - np.outer(cands @ u1, u1))
             if u2 is not None:
-                u2 = u2 - (u2 @ unique_axis) * unique_axis
+                u2 = u2 - (u2 @ u1) * u1
                 u2 /= np.linalg.norm(u2)
-                axes = np.stack([unique_axis, u2, np.cross(unique_axis, u2)], axis=1)
+                axes = np.stack([u1, u2, np.cross(u1, u2)], axis=1)
     if np.linalg.det(axes) < 0.0:
         axes[:, 2] = -axes[:, 2]
     return centre, axes

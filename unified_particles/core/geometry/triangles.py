@@ -53,6 +53,21 @@ def _box_cells(i0: IntArray, ext: IntArray) -> Iterator[tuple[IntArray, IntArray
         )
 
 
+def _cell_table(c0: IntArray, ext: IntArray, dims: IntArray) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Cell -> boxes as a table sorted by cell key, for the integer boxes ``c0[k]`` .. ``c0[k] + ext[k] - 1``
+    (k, 3) on a grid of ``dims`` (3,) cells: (occupied cell keys (C,), first entry (C,), entries (C,) of
+    each, and the box of every entry in key order (E,))."""
+    keys_parts = []
+    owner_parts = []
+    for owner, ix, iy, iz in _box_cells(c0, ext):
+        keys_parts.append((ix * dims[1] + iy) * dims[2] + iz)
+        owner_parts.append(owner)
+    keys = np.concatenate(keys_parts)
+    order = np.argsort(keys, kind="stable")
+    ukeys, start, count = np.unique(keys[order], return_index=True, return_counts=True)
+    return ukeys, start, count, np.concatenate(owner_parts)[order]
+
+
 def _solid_angle(a: FloatArray, b: FloatArray, c: FloatArray) -> FloatArray:
     """Signed solid angle of triangles seen from the origin (van Oosterom-Strackee 1983).
 
