@@ -32,7 +32,8 @@ class PairCache:
 
     Attributes:
         reference: (N, 3) positions the list was built from, metres; (0, 3) when there is no list.
-            The lists are pure functions of these (and ``key``), so a snapshot keeps only them.
+            The contact candidates and fluid pairs are pure functions of these, so a snapshot keeps only
+            them (a collider's lists are not part of a snapshot).
         i, j: (K,) int64 the pairs (a list of single particles keeps them in ``i``; ``j`` is then empty).
         key: what else the list depends on (a reach in metres, a frame number), None for nothing.
     """
