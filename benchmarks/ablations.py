@@ -39,14 +39,18 @@ RESULTS_DIR = ROOT / "benchmarks" / "results"
 
 def _plain_reductions() -> None:
     """fastops' column/row helpers back to NumPy's axis reductions (numpy 1.26's slow generic loop)."""
-    from unified_particles.core import colliders, neighbors, solver
+    from unified_particles.core import neighbors, pair_cache, solver
+    from unified_particles.core.colliders import binning, sweeps, volume
 
     solver.column_max = lambda x: x.max(axis=0)  # type: ignore[assignment]
     solver.column_min = lambda x: x.min(axis=0)  # type: ignore[assignment]
     solver.row_abs_max = lambda x: np.abs(x).max(axis=1, initial=0.0)  # type: ignore[assignment]
     neighbors.column_max = lambda x: x.max(axis=0)  # type: ignore[attr-defined]
     neighbors.column_min = lambda x: x.min(axis=0)  # type: ignore[attr-defined]
-    colliders.rows_all = lambda m: m.all(axis=1)  # type: ignore[assignment]
+    pair_cache.column_max = lambda x: x.max(axis=0)  # type: ignore[assignment]
+    pair_cache.column_min = lambda x: x.min(axis=0)  # type: ignore[assignment]
+    for module in (binning, sweeps, volume):  # the collider modules that use it
+        module.rows_all = lambda m: m.all(axis=1)  # type: ignore[attr-defined]
 
 
 def _search_every_step() -> None:

@@ -107,7 +107,7 @@ def _rigid_normals(
     face = rigid & ~deep & (best_dot > cone)
     if faces_i is not None and faces_j is not None:
         # A particle at a box's edge or corner lies on two or three faces, and its gradient is
-        # whichever the closest-point search met first (geometry._tied_directions): where neither
+        # whichever the closest-point search met first (geometry.sampling._tied_directions): where neither
         # gradient is in the cone, try each face. Where two stacked boxes' edges meet, both gradients
         # can be side faces, and only the top and bottom faces are near the pair direction. Without
         # them those pairs pushed along the pair direction, sideways towards any offset like a sphere

@@ -36,6 +36,7 @@ from .errors import SimulationInputError
 from .fastops import column_max, column_min, gather_difference, rows_all
 from .geometry import sample_interior
 from .neighbors import find_pairs
+from .pair_cache import PairCache
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -258,20 +259,6 @@ class Boundary:
         self.psi = np.concatenate(psi) if psi else np.zeros(0)
 
 
-@dataclass
-class FluidPairs:
-    """Pairs (i < j) with at least one fluid particle within H + margin, and the positions they were built
-    from ((0, 3) when there is no list)."""
-
-    i: IntArray
-    j: IntArray
-    reference: FloatArray
-
-    @classmethod
-    def empty(cls) -> FluidPairs:
-        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)))
-
-
 class FluidSolver:
     """The fluid passes of one small step over a model's fluid particles.
 
@@ -309,7 +296,9 @@ class FluidSolver:
         self.any_cohesion = bool(cohesion.any())
         self.any_adhesion = bool(adhesion.any())
         self.any_vorticity = bool(vorticity.any())
-        self.pairs = FluidPairs.empty()
+        # Pairs (i < j) with at least one fluid particle within H + margin, and the positions (with the
+        # collider samples) they were built from.
+        self.pairs = PairCache()
         # This small step's pairs within H (set by solve_density, reused by the velocity pass).
         self._pi = self._pj = np.zeros(0, np.int64)
         self._d = np.zeros((3, 0))
@@ -318,7 +307,7 @@ class FluidSolver:
 
     def reset(self) -> None:
         """Forget the pair list (particles were activated or removed)."""
-        self.pairs = FluidPairs.empty()
+        self.pairs.reset()
 
     @property
     def planes(self) -> tuple[PlaneCollider, ...]:
@@ -358,13 +347,11 @@ class FluidSolver:
         """Candidate pairs within H + margin, rebuilt only when something moved more than margin / 2
         relative to the rest (the criterion of ``Solver._candidates``)."""
         p = self.pairs
-        if len(p.reference) == len(x):
-            moved = x - p.reference
-            half_spread = 0.5 * (column_max(moved) - column_min(moved))
-            if float((half_spread * half_spread).sum()) < (0.5 * self.margin) ** 2:
-                return p.i, p.j
-        self.pairs = FluidPairs(*self.build(x, active, self._is_fluid_now), x.copy())
-        return self.pairs.i, self.pairs.j
+        if p.holds_for(x) and p.within_half_spread(x, self.margin):
+            return p.i, p.j
+        i, j = self.build(x, active, self._is_fluid_now)
+        p.store(x.copy(), i, j)
+        return i, j
 
     def restore(self, reference: FloatArray, active: BoolArray | None) -> None:
         """The pair list a snapshot was taken with, rebuilt from its reference positions (which include
@@ -372,7 +359,7 @@ class FluidSolver:
         n = len(self.is_fluid)
         is_fluid = np.concatenate([self.is_fluid, np.zeros(len(reference) - n, dtype=bool)])
         live = None if active is None else np.concatenate([active, np.ones(len(reference) - n, dtype=bool)])
-        self.pairs = FluidPairs(*self.build(reference, live, is_fluid), reference.copy())
+        self.pairs.store(reference.copy(), *self.build(reference, live, is_fluid))
 
     def build(
         self, x: FloatArray, active: BoolArray | None, is_fluid: BoolArray | None = None

@@ -5,14 +5,16 @@ A kinematic body has infinite mass and follows a target pose given for the end o
 (``RigidBody.set_target``). Across the frame's small steps its pose is interpolated from where it was
 at the frame's start: the centre of mass linearly, the rotation along the shortest arc (slerp), so
 its particles' velocities, (x* - x) / h, are the animation's velocity and it pushes what it meets.
-The solver (``Solver.begin_frame``) builds one :class:`KinematicFrame` per frame. Imports nothing
-from the package.
+The solver (``Solver.begin_frame``) builds one :class:`KinematicFrame` per frame. Imports
+``rotations``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
+
+from .rotations import polar_rotations
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -70,12 +72,8 @@ def slerp(q0: FloatArray, q1: FloatArray, alpha: float) -> FloatArray:
     return np.asarray(q / np.linalg.norm(q, axis=1)[:, None], dtype=np.float64)
 
 
-def nearest_rotation(m: FloatArray) -> FloatArray:
-    """The rotation closest to a 3x3 matrix (drops scale and shear; a mirror stays a rotation)."""
-    u, _, vt = np.linalg.svd(m)
-    if np.linalg.det(u @ vt) < 0.0:
-        u[:, -1] = -u[:, -1]
-    return np.asarray(u @ vt, dtype=np.float64)
+# World.set_target takes a target transform's rotation without its scale under this name.
+nearest_rotation = polar_rotations
 
 
 class KinematicFrame:

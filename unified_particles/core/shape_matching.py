@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from .rotations import polar_rotations
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
@@ -97,15 +99,3 @@ class ShapeMatching:
 def _sum_by(index: IntArray, values: FloatArray, length: int) -> FloatArray:
     """Sums of ``values`` per ``index`` bin (one ``np.bincount``), float64 of ``length``."""
     return np.asarray(np.bincount(index, weights=values, minlength=length), dtype=np.float64)
-
-
-def polar_rotations(a: FloatArray) -> FloatArray:
-    """Rotation part of the polar decomposition of each (B, 3, 3) matrix, by one batched SVD.
-
-    The sign of the last singular direction is flipped where needed so every result is a proper
-    rotation (det = +1), also for flat or single-particle bodies where A is singular.
-    """
-    u, _, vt = np.linalg.svd(a)
-    det = np.linalg.det(u @ vt)
-    u[:, :, 2] *= np.where(det < 0.0, -1.0, 1.0)[:, None]
-    return np.asarray(u @ vt, dtype=np.float64)

@@ -28,6 +28,7 @@ from .fluid import FluidSolver
 from .kinematic import KinematicFrame
 from .model import KIND_CLOTH, ParticleModel
 from .neighbors import find_pairs, pairs_touching
+from .pair_cache import PairCache
 from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
 from .settings import SolverSettings
@@ -101,30 +102,12 @@ def apply_pair_jacobi(x: FloatArray, idx: IntArray, delta: FloatArray, omega: fl
         x[:, axis] += np.bincount(idx, weights=delta[axis] * scale2, minlength=n)
 
 
-class CandidatePairs:
-    """Neighbour candidates within 2r + margin, and the positions they were built from.
-
-    Attributes:
-        i, j: (K,) int64 candidate pairs.
-        reference: (N, 3) positions at the last build, metres, or (0, 3) when there is none (the
-            pairs are a pure function of it and the model, so a snapshot keeps only this).
-    """
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget the list: the next small step searches afresh."""
-        self.i = np.zeros(0, np.int64)
-        self.j = np.zeros(0, np.int64)
-        self.reference = np.zeros((0, 3))
-
-
 class Solver:
     """Advances a :class:`ParticleState` under a :class:`ParticleModel`, colliders and settings.
 
     Owns the colliders (:attr:`colliders`, a :class:`~.collider_set.ColliderSet`: ``World`` adds to it)
-    and what is derived from the model and reused across steps: the neighbour candidates and the
+    and what is derived from the model and reused across steps: the neighbour candidates (within
+    2r + margin, a :class:`PairCache` whose reference positions are all a snapshot keeps of it) and the
     distance-constraint solvers per step size. Call :meth:`invalidate` when the model changed.
     """
 
@@ -142,7 +125,7 @@ class Solver:
         self.margin = margin
         self.gravity = gravity
         self.colliders = ColliderSet()
-        self.candidates = CandidatePairs()
+        self.candidates = PairCache()
         self._solver_cache: dict[float, list[GaussSeidelSolver | JacobiSolver]] = {}
         self.kinematic: KinematicFrame | None = None  # this frame's kinematic bodies (begin_frame)
         self.pin_motion: PinMotion | None = None  # this frame's moving pins (World.set_pin_targets)
@@ -486,33 +469,25 @@ class Solver:
         nb = self.candidates
         if not self.model.any_pairs:
             return nb.i, nb.j
-        if len(nb.reference) == len(x):
-            # Only relative motion changes which pairs are close: |d_ij| changes by at most
-            # |u_i - u_j| <= |u_i - c| + |u_j - c| for displacements u and any common shift c. With
-            # c the midrange, a block of grains falling together never triggers a rebuild.
-            # Per axis the deviation from the midrange is at most half the spread (ptp), which
-            # bounds |u_i - c| without a per-particle norm.
-            moved = x - nb.reference
-            half_spread = 0.5 * (column_max(moved) - column_min(moved))
-            if float((half_spread * half_spread).sum()) < (0.5 * self.margin) ** 2:
+        if nb.holds_for(x):
+            # Only relative motion changes which pairs are close (PairCache.within_half_spread).
+            if nb.within_half_spread(x, self.margin):
                 return nb.i, nb.j
             if active is None and len(x) >= INCREMENTAL_MIN_PARTICLES:
                 # Per particle, about the median shift c (most particles resting, or most falling
                 # together): those farther than margin/2 from it get the reference x - c, which puts
-                # them back at the shift c, and their pairs are searched again.
-                c = np.median(moved, axis=0)
-                dev = moved - c
-                dev2 = np.einsum("ij,ij->i", dev, dev)
-                if float(dev2.max()) < (0.5 * self.margin) ** 2:
+                # them back at the shift c, and their pairs are searched again. Those past half the
+                # limit are renewed too: they would trigger the next refresh.
+                shifted = nb.beyond_median_shift(x, self.margin, REFRESH_AHEAD)
+                if shifted is None:
                     return nb.i, nb.j
-                # Those past half the limit are renewed too: they would trigger the next refresh.
-                far = np.flatnonzero(dev2 >= (REFRESH_AHEAD * 0.5 * self.margin) ** 2)
+                c, far = shifted
                 if len(far) <= INCREMENTAL_MAX_FRACTION * len(x):
                     nb.reference[far] = x[far] - c
                     nb.i, nb.j = self._refresh_candidates(nb, far)
                     return nb.i, nb.j
         i, j = self.build_candidates(x, active)
-        nb.i, nb.j, nb.reference = i, j, x.copy()
+        nb.store(x.copy(), i, j)
         return i, j
 
     def _cutoff(self) -> float:
@@ -521,7 +496,7 @@ class Solver:
             cutoff += COHESION_RANGE_RADII * self.radius
         return cutoff
 
-    def _refresh_candidates(self, nb: CandidatePairs, far: IntArray) -> tuple[IntArray, IntArray]:
+    def _refresh_candidates(self, nb: PairCache, far: IntArray) -> tuple[IntArray, IntArray]:
         """The candidate list after the references of ``far`` changed: the pairs without a far particle
         (unchanged), merged in (i, j) order with those of the far particles searched again."""
         ref = nb.reference
@@ -592,8 +567,7 @@ class Solver:
         self.candidates.reset()
         live = None if active.all() else active
         if len(reference) and self.model.any_pairs:
-            self.candidates.i, self.candidates.j = self.build_candidates(reference, live)
-            self.candidates.reference = reference.copy()
+            self.candidates.store(reference.copy(), *self.build_candidates(reference, live))
         fluid = self.fluid_solver()
         if fluid is not None:
             fluid.reset()
