@@ -31,9 +31,10 @@ re-exports the names scripts, the farm tool and the tests use.
 
 from __future__ import annotations
 
+from ..bake_marks import free_object
 from .job import BakeJob, bake_scene, error_message
 from .live_source import LiveSource, SourceEntry
-from .outputs import bake_output, baked_objects, free_bake, free_object
+from .outputs import bake_output, baked_objects, free_bake
 from .paths import cache_folder, ensure_uids
 from .staleness import check_bake, current_settings_hash, frame_range_note, report_bake_problems
 

@@ -36,14 +36,15 @@ from mathutils import Matrix
 from ...core import SimulationInputError
 from ...core.state import Snapshot
 from .. import cachefiles as cf
-from .. import cloth_result, identity, mesh_io, runtime, scene_reader
+from .. import cloth_result, identity, mesh_io, runtime
+from ..bake_marks import TRANSFORM_PROPS, free_object, restore_info, set_restore_info
 from ..fluids import FLUID_ROLES, park_inactive
 from ..mesh_io import REST_ATTRIBUTE
 from ..rna import mesh_of, object_bake, object_settings, scene_bake, scene_settings
+from ..transforms import basis_matrix, parent_frame, rest_transform_values, uses_animated
 from ..writeback import MOVED_ATOL, MOVED_RTOL
 from .live_source import LiveSource, SourceEntry
 from .outputs import (
-    TRANSFORM_PROPS,
     apply_keyframes,
     apply_pc2,
     apply_shape_keys,
@@ -52,12 +53,9 @@ from .outputs import (
     baked_folder,
     baked_objects,
     files_in_use,
-    free_object,
     quaternion_from_matrix,
     read_keyframes,
     read_shape_keys,
-    restore_info,
-    set_restore_info,
 )
 from .paths import (
     BAKED_ROLES,
@@ -225,7 +223,7 @@ class BakeJob:
                 )
             # With Animated (it follows its keyframes) the baked action replaces its own until Free Bake.
             animated = obj.animation_data is not None and obj.animation_data.action is not None
-            animated = animated and not scene_reader.uses_animated(obj)
+            animated = animated and not uses_animated(obj)
             if role(obj) == "RIGID" and output == "KEYFRAMES" and animated and baked != "KEYFRAMES":
                 raise RuntimeError(f"Rigid {obj.name!r} is already animated; choose the Point Cache output")
         self._paths()
@@ -439,16 +437,16 @@ class BakeJob:
                     to_local = np.linalg.inv(mesh_io.matrix_to_numpy(target.obj.matrix_world))
                 elif target.entry.handle.animated and target.obj.parent is not None:
                     # A moving parent carries the object: local to where the parent puts it at this frame.
-                    mode, values = scene_reader.rest_transform_values(target.obj)
-                    at_rest = scene_reader.basis_matrix(target.obj, mode, values)
-                    to_local = np.linalg.inv(scene_reader.parent_frame(target.obj) @ at_rest)
+                    mode, values = rest_transform_values(target.obj)
+                    at_rest = basis_matrix(target.obj, mode, values)
+                    to_local = np.linalg.inv(parent_frame(target.obj) @ at_rest)
                 return mesh_io.transform_points(to_local @ matrix, target.rigid_vertices)
             assert target.parent_inverse is not None
             assert target.scale is not None
             parent_inverse = target.parent_inverse
             if target.entry.handle.animated and target.obj.parent is not None:
                 # A moving parent (a rigid child keeps its world motion): the parent of this frame.
-                parent_inverse = np.linalg.inv(scene_reader.parent_frame(target.obj))
+                parent_inverse = np.linalg.inv(parent_frame(target.obj))
             basis = parent_inverse @ matrix
             rotation = basis[:3, :3] / target.scale[None, :]
             quat = quaternion_from_matrix(rotation)
