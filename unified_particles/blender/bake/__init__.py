@@ -17,7 +17,8 @@ After a bake the scene plays, renders (Cycles, Eevee) and travels to a render fa
 The package, one concern per module, in import order (a module imports only those before it):
 
 * ``paths``: cache folder, staging folder name, stable ids of scenes and objects;
-* ``outputs``: write the outputs into objects, read them back, free a scene's bake (one object: ``bake_marks``);
+* ``outputs``: write the outputs into objects, read them back, free a scene's bake (one object:
+  ``bake_marks``);
 * ``staleness``: the settings hash, Outdated, checks of the cache files against the scene;
 * ``properties``: the PropertyGroups saved in the .blend (registered);
 * ``live_source``: the motion source, the live simulation;
