@@ -96,7 +96,7 @@ class Entry:
     body: Any
     target: str
     rest_matrix: FloatArray | None = None  # rigid: world matrix at build time
-    rest_local: FloatArray | None = None  # cloth, granular: target's local vertex positions at build time
+    rest_local: FloatArray | None = None  # cloth, particle objects: target's local vertex positions at build
     animated: bool = False  # collider, or rigid child of a parent: may move from frame to frame
     last_written: Any = None  # what write-back put into Blender last (to detect user edits)
     kinematic: bool = False  # rigid with Animated on or animated: read it and the pose every frame
@@ -177,6 +177,10 @@ def make_world(
     scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, problems: dict[str, str] | None = None
 ) -> tuple[World, list[Entry]]:
     """The World of the scene's simulated objects at their rest state, and one Entry per object.
+
+    Reads only: ``writeback.prepare_build`` runs first (a deformed cloth's shape is read from its
+    result modifier), and ``writeback.show_fills`` after, to show each entry's ``fill`` (a granular or
+    fluid source's particle object is made there, so such an entry's ``target`` may still be "").
 
     An object that cannot be built (bad mesh, too many particles, ...) is left out and the others are
     simulated: its message goes into ``problems`` (object name -> message) if given. Without
