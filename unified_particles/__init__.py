@@ -12,9 +12,9 @@ import importlib
 from types import ModuleType
 
 # Registered Blender modules (those with register()/unregister()), in registration order; unregistered
-# in reverse. The others (rna, mesh_io, materials, settings_ui, runtime, granular, cachefiles, the
-# frame path scene_reader -> frame_cache -> writeback -> simulation, and the bake's paths, outputs,
-# staleness, live_source, job) are imported by these.
+# in reverse. The others (rna, mesh_io, materials, transforms, bake_marks, settings_ui, runtime, granular,
+# cachefiles, the frame path scene_reader -> frame_cache -> writeback -> simulation, and the bake's paths,
+# outputs, staleness, live_source, targets, stash, job) are imported by these.
 _MODULE_NAMES: tuple[str, ...] = (
     "properties",
     "bake.properties",

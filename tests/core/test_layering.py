@@ -17,7 +17,16 @@ PACKAGE_DIR = Path(__file__).resolve().parents[2] / "unified_particles"
 # Lower layers first; a module may import its own layer's modules or lower ones only.
 # (Within a layer, the graph must still be acyclic.)
 BLENDER_LAYERS: list[set[str]] = [
-    {"rna", "mesh_io", "cachefiles", "materials", "cloth_result", "liquid_surface"},
+    {
+        "rna",
+        "mesh_io",
+        "cachefiles",
+        "materials",
+        "cloth_result",
+        "liquid_surface",
+        "bake_marks",
+        "transforms",
+    },
     {"properties", "settings_ui", "granular", "identity", "runtime", "fields", "fluids"},
     {"scene_reader", "frame_cache", "writeback", "simulation"},
     {"bake"},

@@ -9,7 +9,12 @@ under the scene's memory limit by dropping frames in between (:meth:`FrameCache.
 are simulated again when shown, with the same result, because resuming from a snapshot is
 bit-identical. Used by the live simulation (:mod:`.simulation`) and by the bake (through it).
 
-Imports ``scene_reader`` and the base modules; writes nothing into Blender.
+Stepping one frame is :func:`step_frame`: the scene of that frame read into the World (one call to
+the reader), the step, and the outflows drained. The cache writes into Blender only through stage 3,
+:mod:`.writeback`: what the reader needs before it reads (``prepare_build``, ``show_animation_poses``)
+and the particle objects it filled after (``show_fills``).
+
+Imports ``scene_reader``, ``writeback`` and the base modules.
 """
 
 from __future__ import annotations
@@ -21,11 +26,45 @@ import bpy
 
 from ..core import SimulationDivergedError, SimulationInputError, World
 from ..core.state import Snapshot
-from . import fields, fluids, runtime, scene_reader
+from . import fields, fluids, runtime, scene_reader, writeback
 from .rna import scene_settings
 from .scene_reader import Entry
 
 BYTES_PER_MIB = 1024 * 1024
+
+
+def _read_world(
+    scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, problems: dict[str, str]
+) -> tuple[World, list[Entry]]:
+    """Stage 1 between its writers: what the reader reads from made, the World read, the particle
+    objects filled (see :mod:`.writeback`)."""
+    writeback.prepare_build(scene, depsgraph)
+    world, entries = scene_reader.make_world(scene, depsgraph, problems)
+    writeback.show_fills(entries, float(scene_settings(scene).particle_radius))
+    return world, entries
+
+
+def step_frame(
+    world: World,
+    entries: list[Entry],
+    scene: bpy.types.Scene,
+    frame: int,
+    depsgraph: bpy.types.Depsgraph | None,
+    dt: float,
+) -> None:
+    """Step ``world`` (at ``frame - 1``) into ``frame`` with the scene as it is at ``frame``: the one
+    per-frame sync.
+
+    The scene must show ``frame`` already (``depsgraph`` evaluated there, or None after a
+    ``scene.frame_set``). Constrained kinematic bodies are posed for Blender's evaluation (the one
+    write, :func:`.writeback.show_animation_poses`), the scene is read (:func:`.scene_reader.read_frame`:
+    colliders, pins, kinematic bodies, force fields, inflows), the World steps ``dt`` seconds, and the
+    fluid inside outflows goes. Raises ``SimulationDivergedError`` with the World back at ``frame - 1``.
+    """
+    writeback.show_animation_poses(entries)
+    scene_reader.read_frame(world, entries, scene, frame, depsgraph)
+    world.step(dt)
+    fluids.drain_outflows(world, entries, depsgraph)
 
 
 @dataclass
@@ -100,14 +139,12 @@ class FrameCache:
             try:
                 with runtime.nested_handler_guard():
                     scene.frame_set(start)
-                self.world, self.entries = scene_reader.make_world(
-                    scene, bpy.context.evaluated_depsgraph_get(), problems
-                )
+                self.world, self.entries = _read_world(scene, bpy.context.evaluated_depsgraph_get(), problems)
             finally:
                 with runtime.nested_handler_guard():
                     scene.frame_set(current)
         else:
-            self.world, self.entries = scene_reader.make_world(scene, depsgraph, problems)
+            self.world, self.entries = _read_world(scene, depsgraph, problems)
         self.problems = problems
         self.start_frame = start
         self.fps = scene.render.fps / scene.render.fps_base
@@ -147,30 +184,19 @@ class FrameCache:
         try:
             away = False  # the scene was evaluated at another frame than the current one
             for t in range(base + 1, frame + 1):
+                graph = depsgraph if t == current else None  # the caller's depsgraph shows this frame
                 if needs_scene_at_frame and (t != current or away):
                     with runtime.nested_handler_guard():
                         scene.frame_set(t)
                     away = t != current
-                    scene_reader.move_colliders(self.entries, None)
-                    scene_reader.move_pins(self.entries, None)
-                    scene_reader.move_kinematic_bodies(world, self.entries, None)
-                    graph = None
-                else:
-                    scene_reader.move_colliders(self.entries, depsgraph if t == current else None)
-                    scene_reader.move_pins(self.entries, depsgraph if t == current else None)
-                    here = depsgraph if t == current else None
-                    scene_reader.move_kinematic_bodies(world, self.entries, here)
-                    graph = here
-                fields.sync(world, self.entries, scene, depsgraph if t == current else None)  # force fields
-                fluids.emit_inflows(world, self.entries, t, graph)  # inflows pour their particles of frame t
+                    graph = None  # read the objects as frame_set left them
                 try:
-                    world.step(1.0 / self.fps)
+                    step_frame(world, self.entries, scene, t, graph, 1.0 / self.fps)
                 except SimulationDivergedError as exc:  # the world is back at frame t - 1 (cached)
                     self.shown_frame = t - 1
                     raise SimulationDivergedError(
                         f"Frame {t}: {exc}. Frames up to {t - 1} are kept", exc.body_names, exc.particle_count
                     ) from None
-                fluids.drain_outflows(world, self.entries, graph)  # fluid inside outflows goes
                 self._store(t, scene)
         finally:
             if needs_scene_at_frame and int(scene.frame_current) != current:

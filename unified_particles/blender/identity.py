@@ -32,14 +32,15 @@ in natural name order ("Cube" before "Cube.001", "Cube.9" before "Cube.10").
 
 It runs from the depsgraph update handler (right after the duplicate or delete), from the frame
 handler before the scene is read, and when a bake begins. It is idempotent and cheap when nothing is
-wrong. Imports ``granular``, ``runtime``, ``mesh_io``, ``cachefiles`` and ``rna``; not a registered module.
+wrong. Imports ``bake_marks`` (Free Bake of one object, and of a copy), ``granular``, ``runtime``,
+``mesh_io``, ``cachefiles`` and ``rna``; not a registered module.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import bpy
@@ -48,15 +49,10 @@ from mathutils import Matrix
 
 from . import cachefiles as cf
 from . import granular, mesh_io, runtime
+from .bake_marks import free_copy, free_object
 from .rna import object_bake, object_settings, scene_bake, scene_settings
 
-# Names the bake gives what it adds to an object (``bake.outputs`` uses these).
-BAKE_MODIFIER_NAME = "Unified Particles Bake"
-BAKE_ACTION_PREFIX = "UP Bake "
-
 _GUARD: list[bool] = [False]
-# Free Bake of one object (``bake.outputs.free_object``, which imports this module, puts it here).
-FREE_OBJECT: list[Callable[[bpy.types.Object], None]] = []
 # Counts of objects, meshes and objects in scenes at the last repair from the depsgraph handler: a
 # duplicate, a copy linked into a scene or a delete (which may only unlink) changes one of them.
 _LAST_COUNTS: list[tuple[int, ...]] = [()]
@@ -480,7 +476,7 @@ def _unbake_copies(copies: set[str]) -> list[str]:
         obj = bpy.data.objects.get(name)
         if obj is None or not object_bake(obj).baked_output:
             continue
-        _unbake(obj)
+        free_copy(obj)
         messages.append(f"'{name}' is a copy of a baked object: bake again to bake it too")
     return messages
 
@@ -491,7 +487,7 @@ def _unbake_foreign() -> list[str]:
     it is freed, exactly as Free Bake frees it, and gets a new cache id (the files stay the other bake's).
     Never while a bake runs (its objects are between two bakes then)."""
     scenes = [s for s in bpy.data.scenes if s.library is None]
-    if not FREE_OBJECT or any(scene_bake(s).is_baking for s in scenes):
+    if any(scene_bake(s).is_baking for s in scenes):
         return []
     bakes: dict[int, list[str | None]] = {}  # object -> the bake ids of its scenes (None: not baked)
     for scene in scenes:
@@ -508,7 +504,7 @@ def _unbake_foreign() -> list[str]:
         own = str(settings.bake_id)
         if any(state_id is not None and (not own or not state_id or own == state_id) for state_id in ids):
             continue  # its scene's bake (or one made before objects recorded their bake's id)
-        FREE_OBJECT[0](obj)
+        free_object(obj)
         source = object_settings(obj).source_object
         if source is not None and object_settings(source).particle_object == obj:
             new_identity(source)
@@ -519,34 +515,3 @@ def _unbake_foreign() -> list[str]:
             runtime.invalidate(scene, None)
         messages.append(f"'{obj.name}' carried a bake of another file or scene: it simulates here now")
     return messages
-
-
-def _unbake(obj: bpy.types.Object) -> None:
-    """Take the bake outputs a copy carries off it, leaving it where it is shown now."""
-    settings = object_bake(obj)
-    output = settings.baked_output
-    shown = obj.matrix_world.copy()
-    for modifier in [
-        m for m in obj.modifiers if m.type == "MESH_CACHE" and m.name.startswith(BAKE_MODIFIER_NAME)
-    ]:
-        obj.modifiers.remove(modifier)
-    mesh = obj.data if isinstance(obj.data, bpy.types.Mesh) else None
-    if output == "SHAPE_KEYS" and mesh is not None and mesh.shape_keys is not None:
-        anim = mesh.shape_keys.animation_data
-        action = anim.action if anim is not None else None
-        obj.shape_key_clear()
-        _remove_if_unused(action)
-    anim = obj.animation_data
-    if output == "KEYFRAMES" and anim is not None and anim.action is not None:
-        action = anim.action
-        if action.name.startswith(BAKE_ACTION_PREFIX):
-            anim.action = None
-            _remove_if_unused(action)
-            obj.matrix_world = shown
-    settings.baked_output = ""
-    settings.restore = ""
-
-
-def _remove_if_unused(action: bpy.types.Action | None) -> None:
-    if action is not None and action.users == 0 and action.name.startswith(BAKE_ACTION_PREFIX):
-        bpy.data.actions.remove(action)

@@ -74,12 +74,25 @@ def _interface_socket(group: bpy.types.NodeTree, name: str, socket_type: str, in
 
 
 def _build(group: bpy.types.NodeTree) -> None:
-    """Fill ``group`` (emptied first) with the liquid surface nodes."""
+    """Fill ``group`` (emptied first) with the liquid surface nodes: its inputs, then the three stages of
+    the module doc (delete the parked particles, the surface, mesh or spheres with the material)."""
     group.nodes.clear()
     interface = group.interface
     if interface is None:
         raise RuntimeError(f"node group {group.name!r} has no interface")
     interface.clear()
+    _add_inputs(group)
+    nodes = _Nodes(group)
+    group_in = nodes.node("NodeGroupInput", -1400, 0)
+    group_out = nodes.node("NodeGroupOutput", 1600, 0)
+    to_points = _live_points(nodes, group_in)
+    surface = _surface(nodes, group_in, to_points)
+    _mesh_or_spheres(nodes, group_in, group_out, surface, to_points)
+    group["unified_particles_liquid_version"] = GROUP_VERSION
+
+
+def _add_inputs(group: bpy.types.NodeTree) -> None:
+    """The group's sockets: geometry in and out, and the modifier inputs of the module doc."""
     _interface_socket(group, "Geometry", "NodeSocketGeometry")
     _interface_socket(group, "Geometry", "NodeSocketGeometry", "OUTPUT")
     _interface_socket(group, "Material", "NodeSocketMaterial")
@@ -97,87 +110,100 @@ def _build(group: bpy.types.NodeTree) -> None:
     smoothing.default_value, smoothing.min_value, smoothing.max_value = DEFAULT_SMOOTHING, 0, 50
     smoothing.description = "Smoothing passes over the surface (0 = none)"
 
-    nodes, links = group.nodes, group.links
 
-    def node(kind: str, x: float, y: float) -> Any:
-        new = nodes.new(kind)
+class _Nodes:
+    """Adds nodes to a group at a place in its editor, and links them."""
+
+    def __init__(self, group: bpy.types.NodeTree) -> None:
+        self.nodes, self.links = group.nodes, group.links
+
+    def node(self, kind: str, x: float, y: float) -> Any:
+        new = self.nodes.new(kind)
         new.location = (x, y)
         return new
 
-    def math(operation: str, x: float, y: float, a: Any, b: Any) -> Any:
-        new = node("ShaderNodeMath", x, y)
+    def math(self, operation: str, x: float, y: float, a: Any, b: Any) -> Any:
+        """A Math node's output: ``a`` ``operation`` ``b``, each a socket to link or a number."""
+        new = self.node("ShaderNodeMath", x, y)
         new.operation = operation
         for socket, value in ((new.inputs[0], a), (new.inputs[1], b)):
             if isinstance(value, bpy.types.NodeSocket):
-                links.new(value, socket)
+                self.links.new(value, socket)
             else:
                 _set(socket, float(value))
         return new.outputs[0]
 
-    group_in = node("NodeGroupInput", -1400, 0)
-    group_out = node("NodeGroupOutput", 1600, 0)
-    r_in = group_in.outputs["Particle Radius"]
 
-    # 1. Delete the parked (inactive) particles.
-    z = node("ShaderNodeSeparateXYZ", -1200, -250)
-    links.new(node("GeometryNodeInputPosition", -1400, -250).outputs[0], z.inputs[0])
-    parked = math("LESS_THAN", -1000, -250, z.outputs["Z"], INACTIVE_BELOW_Z)
-    delete = node("GeometryNodeDeleteGeometry", -800, 0)
+def _live_points(nodes: _Nodes, group_in: Any) -> Any:
+    """1. Delete the parked (inactive) particles; the live ones as points of the particle radius."""
+    links, r_in = nodes.links, group_in.outputs["Particle Radius"]
+    z = nodes.node("ShaderNodeSeparateXYZ", -1200, -250)
+    links.new(nodes.node("GeometryNodeInputPosition", -1400, -250).outputs[0], z.inputs[0])
+    parked = nodes.math("LESS_THAN", -1000, -250, z.outputs["Z"], INACTIVE_BELOW_Z)
+    delete = nodes.node("GeometryNodeDeleteGeometry", -800, 0)
     delete.domain = "POINT"
     links.new(group_in.outputs["Geometry"], delete.inputs["Geometry"])
     links.new(parked, delete.inputs["Selection"])
-    to_points = node("GeometryNodeMeshToPoints", -600, 0)
+    to_points = nodes.node("GeometryNodeMeshToPoints", -600, 0)
     to_points.mode = "VERTICES"
     links.new(delete.outputs[0], to_points.inputs["Mesh"])
     links.new(r_in, to_points.inputs["Radius"])
+    return to_points
 
-    # 2. The surface: balls of BLOB_FACTOR radii -> fog volume -> mesh.
-    to_volume = node("GeometryNodePointsToVolume", -300, -300)
+
+def _surface(nodes: _Nodes, group_in: Any, to_points: Any) -> Any:
+    """2. The surface: balls of BLOB_FACTOR radii -> fog volume -> mesh -> smoothed -> shrunk -> shaded
+    smooth; returns its last node."""
+    links, r_in = nodes.links, group_in.outputs["Particle Radius"]
+    to_volume = nodes.node("GeometryNodePointsToVolume", -300, -300)
     if "Resolution Mode" in to_volume.inputs:  # 5.0+: a menu socket
         _set(to_volume.inputs["Resolution Mode"], "Size")
     else:  # 4.2-4.5: a node property
         to_volume.resolution_mode = "VOXEL_SIZE"
     links.new(to_points.outputs[0], to_volume.inputs["Points"])
-    diameter = math("MULTIPLY", -600, -450, r_in, 2.0)
-    voxel = math("DIVIDE", -450, -450, diameter, group_in.outputs["Resolution"])
+    diameter = nodes.math("MULTIPLY", -600, -450, r_in, 2.0)
+    voxel = nodes.math("DIVIDE", -450, -450, diameter, group_in.outputs["Resolution"])
     links.new(voxel, to_volume.inputs["Voxel Size"])
-    links.new(math("MULTIPLY", -450, -600, r_in, BLOB_FACTOR), to_volume.inputs["Radius"])
-    to_mesh = node("GeometryNodeVolumeToMesh", 0, -300)  # "Grid": meshes the volume's own voxels
+    links.new(nodes.math("MULTIPLY", -450, -600, r_in, BLOB_FACTOR), to_volume.inputs["Radius"])
+    to_mesh = nodes.node("GeometryNodeVolumeToMesh", 0, -300)  # "Grid": meshes the volume's own voxels
     _set(to_mesh.inputs["Threshold"], 0.1)
     links.new(to_volume.outputs[0], to_mesh.inputs["Volume"])
 
-    blur = node("GeometryNodeBlurAttribute", 0, -550)
+    blur = nodes.node("GeometryNodeBlurAttribute", 0, -550)
     blur.data_type = "FLOAT_VECTOR"
-    links.new(node("GeometryNodeInputPosition", -200, -550).outputs[0], blur.inputs["Value"])
+    links.new(nodes.node("GeometryNodeInputPosition", -200, -550).outputs[0], blur.inputs["Value"])
     links.new(group_in.outputs["Smoothing"], blur.inputs["Iterations"])
-    smooth = node("GeometryNodeSetPosition", 250, -300)
+    smooth = nodes.node("GeometryNodeSetPosition", 250, -300)
     links.new(to_mesh.outputs[0], smooth.inputs["Geometry"])
     links.new(blur.outputs[0], smooth.inputs["Position"])
 
     # Shrink by (BLOB_FACTOR - DROP_FACTOR) radii along the normal: the surface ends about one radius
     # outside the outermost particle centres, where the fluid's volume ends.
-    shrink_by = math("MULTIPLY", 250, -650, r_in, DROP_FACTOR - BLOB_FACTOR)
-    offset = node("ShaderNodeVectorMath", 450, -550)
+    shrink_by = nodes.math("MULTIPLY", 250, -650, r_in, DROP_FACTOR - BLOB_FACTOR)
+    offset = nodes.node("ShaderNodeVectorMath", 450, -550)
     offset.operation = "SCALE"
-    links.new(node("GeometryNodeInputNormal", 250, -500).outputs[0], offset.inputs[0])
+    links.new(nodes.node("GeometryNodeInputNormal", 250, -500).outputs[0], offset.inputs[0])
     links.new(shrink_by, offset.inputs["Scale"])
-    shrink = node("GeometryNodeSetPosition", 650, -300)
+    shrink = nodes.node("GeometryNodeSetPosition", 650, -300)
     links.new(smooth.outputs[0], shrink.inputs["Geometry"])
     links.new(offset.outputs[0], shrink.inputs["Offset"])
-    shade = node("GeometryNodeSetShadeSmooth", 850, -300)
+    shade = nodes.node("GeometryNodeSetShadeSmooth", 850, -300)
     links.new(shrink.outputs[0], shade.inputs[0])
+    return shade
 
-    # 3. Mesh or spheres, then the material.
-    switch = node("GeometryNodeSwitch", 1100, 0)
+
+def _mesh_or_spheres(nodes: _Nodes, group_in: Any, group_out: Any, surface: Any, to_points: Any) -> None:
+    """3. The surface or the points (spheres), as the Spheres input says, then the material."""
+    links = nodes.links
+    switch = nodes.node("GeometryNodeSwitch", 1100, 0)
     switch.input_type = "GEOMETRY"
     links.new(group_in.outputs["Spheres"], switch.inputs["Switch"])
-    links.new(shade.outputs[0], switch.inputs["False"])
+    links.new(surface.outputs[0], switch.inputs["False"])
     links.new(to_points.outputs[0], switch.inputs["True"])
-    set_material = node("GeometryNodeSetMaterial", 1350, 0)
+    set_material = nodes.node("GeometryNodeSetMaterial", 1350, 0)
     links.new(switch.outputs[0], set_material.inputs["Geometry"])
     links.new(group_in.outputs["Material"], set_material.inputs["Material"])
     links.new(set_material.outputs[0], group_out.inputs[0])
-    group["unified_particles_liquid_version"] = GROUP_VERSION
 
 
 def liquid_node_group() -> bpy.types.NodeTree:

@@ -19,7 +19,7 @@ from bpy.props import EnumProperty
 from ..core import SimulationInputError, World
 from ..core.geometry import as_vertices
 from . import cloth_result, fluids, granular, identity, mesh_io, scene_reader, simulation, writeback
-from .bake import free_object
+from .bake_marks import free_object
 from .materials import PRESET_ITEMS, PRESETS, apply_preset
 from .mesh_io import REST_ATTRIBUTE
 from .rna import (
@@ -31,6 +31,7 @@ from .rna import (
     scene_settings,
     unregister_classes,
 )
+from .transforms import rigid_rest_matrix
 
 # A mesh thinner than this fraction of its size is flat (no volume).
 FLAT_TOLERANCE = 1e-6
@@ -90,7 +91,7 @@ def _world_mesh(
         local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
         matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
         if object_settings(obj).has_rest:
-            matrix = scene_reader.rigid_rest_matrix(obj)
+            matrix = rigid_rest_matrix(obj)
     return mesh_io.transform_points(matrix, local), tris
 
 

@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Frame path, stage 1: read the Blender scene into a ``core.World`` and say what changed since.
 
+Reads only: whatever Blender data the World needs that does not exist yet (a granular or fluid
+source's particle object, a deformed cloth's result modifier, the pose under a constrained kinematic
+body) is written by stage 3, :mod:`.writeback`, before or after these reads.
+
 :func:`make_world` builds the World from the scene's objects with a role (evaluated meshes, world
 space, every transform honoured) and returns one :class:`Entry` per object, linking it to its core
-body. :func:`move_colliders` reads the colliders' poses of the current frame into the World.
-:func:`structure_signature` and :func:`settings_signature` are the change detector: the live
-simulation re-simulates when they change, and the bake hashes :func:`settings_signature` (plus its
-frames and outputs) to tell when a bake is Outdated.
+body (and, for a particle object, the points it should show: ``Entry.fill``). :func:`read_frame`
+reads the scene of one frame into the World before the step into it. :func:`structure_signature` and
+:func:`settings_signature` are the change detector: the live simulation re-simulates when they
+change, and the bake hashes :func:`settings_signature` (plus its frames and outputs) to tell when a
+bake is Outdated.
 
 Design decisions:
 
@@ -18,27 +23,33 @@ Design decisions:
   .blend (``rest_matrix``/``has_rest`` on a rigid object, the ``REST_ATTRIBUTE`` point attribute on
   a cloth mesh or particle object); the reader builds from that rest data when it is there.
 
-Imports the base modules (``mesh_io``, ``granular``, ``fluids``, ``materials``, ``settings_ui``,
-``rna``) and the core.
+Imports the base modules (``transforms``, ``mesh_io``, ``cloth_result``, ``granular``, ``fluids``,
+``fields``, ``materials``, ``settings_ui``, ``rna``) and the core.
 """
 
 from __future__ import annotations
 
-import json
 import zlib
 from dataclasses import dataclass
 from typing import Any
 
 import bpy
 import numpy as np
-from mathutils import Euler, Matrix, Quaternion, Vector
 
 from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
 from . import cloth_result, fields, fluids, granular, mesh_io
 from .materials import TETHER_GIVE, soft_pin_frequency, stiffness_to_compliance
 from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
-from .rna import mesh_of, object_bake, object_settings, scene_settings
+from .rna import mesh_of, object_settings, scene_settings
 from .settings_ui import panel_setting_names, world_keywords
+from .transforms import (
+    animated_signature,
+    animation_matrix,
+    animation_values,
+    own_animation,
+    rigid_rest_matrix,
+    uses_animated,
+)
 
 SIM_ROLES = ("RIGID", "CLOTH", "GRANULAR", "COLLIDER", "FLUID", "INFLOW", "OUTFLOW")
 # Roles that only act on the others (nothing of theirs moves).
@@ -85,7 +96,7 @@ class Entry:
     body: Any
     target: str
     rest_matrix: FloatArray | None = None  # rigid: world matrix at build time
-    rest_local: FloatArray | None = None  # cloth, granular: target's local vertex positions at build time
+    rest_local: FloatArray | None = None  # cloth, particle objects: target's local vertex positions at build
     animated: bool = False  # collider, or rigid child of a parent: may move from frame to frame
     last_written: Any = None  # what write-back put into Blender last (to detect user edits)
     kinematic: bool = False  # rigid with Animated on or animated: read it and the pose every frame
@@ -96,6 +107,9 @@ class Entry:
     )
     may_deform: bool = False  # mesh collider with shape keys or modifiers: its mesh is read every frame
     emitter: Any = None  # inflow: its fluids.InflowPlan
+    # Granular, fluid, inflow: the world points (N, 3) and which are live (N,) bool that its particle
+    # object shows at the start frame; write-back (show_fills) writes them and sets target and rest_local.
+    fill: tuple[FloatArray, np.ndarray] | None = None
 
 
 def view_layer_of(scene: bpy.types.Scene) -> bpy.types.ViewLayer | None:
@@ -164,6 +178,10 @@ def make_world(
 ) -> tuple[World, list[Entry]]:
     """The World of the scene's simulated objects at their rest state, and one Entry per object.
 
+    Reads only: ``writeback.prepare_build`` runs first (a deformed cloth's shape is read from its
+    result modifier), and ``writeback.show_fills`` after, to show each entry's ``fill`` (a granular or
+    fluid source's particle object is made there, so such an entry's ``target`` may still be "").
+
     An object that cannot be built (bad mesh, too many particles, ...) is left out and the others are
     simulated: its message goes into ``problems`` (object name -> message) if given. Without
     ``problems``, or if no object could be built, the first problem raises.
@@ -212,7 +230,7 @@ def make_world(
 
 def _add_rigid(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
     s = object_settings(obj)
-    own = _own_animation(obj)
+    own = own_animation(obj)
     rest_values = animation_values(obj) if own else None
     rest = animation_matrix(obj, depsgraph) if own else rigid_rest_matrix(obj, depsgraph)
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
@@ -248,16 +266,10 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
     s = object_settings(obj)
     mesh = mesh_of(obj)
     deformed = cloth_result.is_deformed(obj)
-    if deformed:
-        # Shape keys or deforming modifiers: the cloth starts in its deformed shape of the start frame and
-        # its result goes after the deformers (see cloth_result); the mesh keeps its rest shape.
-        if cloth_result.ensure_result_modifier(obj):
-            depsgraph.update()
-        cloth_result.show_simulated(obj, None)
-        local = cloth_result.animated_positions(obj, depsgraph)
-    else:
-        cloth_result.remove_result(obj)  # no longer deformed: back to writing into the mesh
-        local = cloth_rest_positions(obj)
+    # Shape keys or deforming modifiers: the cloth starts in its deformed shape of the start frame and its
+    # result goes after the deformers (see cloth_result; writeback.prepare_build gave it the result
+    # modifier this is read from); the mesh keeps its rest shape.
+    local = cloth_result.animated_positions(obj, depsgraph) if deformed else cloth_rest_positions(obj)
     matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
     vertices = mesh_io.transform_points(matrix, local)
     tris = mesh_io.oriented_triangles(matrix, mesh_io.mesh_triangles(mesh))
@@ -303,13 +315,6 @@ def _add_granular(
 ) -> Entry:
     s = object_settings(obj)
     points = grain_points(obj, depsgraph, radius, world)
-    target = s.particle_object
-    if target is None:
-        target = granular.create_particle_object(obj, points, radius)
-    else:
-        granular.update_particle_object(target, points, radius)
-    mesh = mesh_of(target)
-    mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)  # the fresh grains are the rest state
     body = world.add_granular(
         points,
         density=float(s.density),
@@ -318,23 +323,24 @@ def _add_granular(
         name=obj.name,
         initial_velocity=tuple(s.initial_velocity),
     )
-    return Entry("GRANULAR", obj.name, body, target.name, rest_local=mesh_io.read_positions(mesh))
+    return Entry("GRANULAR", obj.name, body, _particle_object_name(obj), fill=(points, _live(len(points))))
+
+
+def _particle_object_name(source: bpy.types.Object) -> str:
+    """The name of the source's particle object ("" before write-back has made it)."""
+    target = object_settings(source).particle_object
+    return "" if target is None else target.name
+
+
+def _live(count: int, live: bool = True) -> np.ndarray:
+    return np.full(count, live, dtype=bool)
 
 
 def _add_fluid(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float) -> Entry:
     s = object_settings(obj)
     points = fluids.fluid_points(obj, depsgraph, radius, world)
-    everything = np.ones(len(points), dtype=bool)
-    target = s.particle_object
-    if target is None:
-        target = fluids.create_fluid_object(obj, "FLUID", points, everything, radius)
-    else:
-        fluids.set_points(target, points, everything, radius)
-        fluids.apply_surface(obj)  # the source's material now
-    mesh = mesh_of(target)
-    mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)  # the fresh fill is the rest state
     body = fluids.add_fluid_body(world, points, s, obj.name, initial_velocity=s.initial_velocity)
-    return Entry("FLUID", obj.name, body, target.name, rest_local=mesh_io.read_positions(mesh))
+    return Entry("FLUID", obj.name, body, _particle_object_name(obj), fill=(points, _live(len(points))))
 
 
 def _add_inflow(
@@ -345,24 +351,15 @@ def _add_inflow(
     plan = fluids.inflow_plan(obj, depsgraph, radius, scene)
     fluids.check_inflow_capacity(obj, plan, world)
     points = fluids.parked_points(mesh_io.matrix_to_numpy(obj.matrix_world), plan.capacity)
-    free = np.zeros(plan.capacity, dtype=bool)
-    target = s.particle_object
-    if target is None:
-        target = fluids.create_fluid_object(obj, "INFLOW", points, free, radius)
-    else:
-        fluids.set_points(target, points, free, radius)
-        fluids.apply_surface(obj)
-    mesh = mesh_of(target)
-    mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)
     body = fluids.add_fluid_body(world, np.zeros((0, 3)), s, obj.name, capacity=plan.capacity)
     return Entry(
         "INFLOW",
         obj.name,
         body,
-        target.name,
-        rest_local=mesh_io.read_positions(mesh),
+        _particle_object_name(obj),
         animated=is_animated(obj),
         emitter=plan,
+        fill=(points, _live(plan.capacity, False)),  # every slot free at the start frame
     )
 
 
@@ -479,6 +476,27 @@ def move_kinematic_bodies(world: World, entries: list[Entry], depsgraph: bpy.typ
             world.set_rigid_target(entry.body, now @ np.linalg.inv(entry.rest_matrix))
 
 
+def read_frame(
+    world: World,
+    entries: list[Entry],
+    scene: bpy.types.Scene,
+    frame: int,
+    depsgraph: bpy.types.Depsgraph | None,
+) -> None:
+    """The scene at ``frame`` into the World, before the step into that frame: the one per-frame read.
+
+    Colliders' poses (and deformed meshes), cloth pins, kinematic bodies' Animated and pose, force
+    fields, and the particles inflows pour in this frame. ``depsgraph``: the evaluated scene at
+    ``frame``, or None to read the objects as they are (after a ``scene.frame_set``). A constrained
+    kinematic body is read as Blender evaluates it: ``writeback.show_animation_poses`` comes first.
+    """
+    move_colliders(entries, depsgraph)
+    move_pins(entries, depsgraph)
+    move_kinematic_bodies(world, entries, depsgraph)
+    fields.sync(world, entries, scene, depsgraph)
+    fluids.emit_inflows(world, entries, frame, depsgraph)
+
+
 # ----------------------------------------------------------------------------- change detection
 def structure_signature(
     scene: bpy.types.Scene, objects: list[bpy.types.Object] | None = None
@@ -541,243 +559,6 @@ def settings_signature(
         "objects": objects_part,
         "fields": fields.signature(scene),  # force field objects: kind, settings, pose if not animated
     }
-
-
-# ------------------------------------------------------------------------------------- reading
-# ------------------------------------------------------------------------- animated rigid bodies
-ANIMATED_PATH = "unified_particles.animated"
-# Where each transform channel sits in transform_values' list (location 3, rotation 4, scale 3).
-_CHANNEL_OFFSET = {
-    "location": 0,
-    "rotation_quaternion": 3,
-    "rotation_euler": 3,
-    "rotation_axis_angle": 3,
-    "scale": 7,
-}
-
-
-def _kept_action(obj: bpy.types.Object) -> tuple[Any, str] | None:
-    """The object's own action and slot name while a keyframe bake has put the baked one in its place."""
-    if object_bake(obj).baked_output != "KEYFRAMES" or not object_bake(obj).restore:
-        return None
-    try:
-        info = json.loads(object_bake(obj).restore)
-    except ValueError:
-        return None
-    name = info.get("user_action") if isinstance(info, dict) else None
-    action = bpy.data.actions.get(name) if name else None
-    return None if action is None else (action, str(info.get("user_action_slot", "")))
-
-
-def fcurves(obj: bpy.types.Object) -> list[Any]:
-    """The F-curves of the object's own action (for its slot in Blender 4.4+) and its drivers.
-
-    While a keyframe bake replaces the action, the object's own one (which the bake keeps) is read, so
-    the change detector sees the same settings before and after baking."""
-    anim = obj.animation_data
-    if anim is None:
-        return []
-    curves: list[Any] = list(anim.drivers)
-    action, slot = anim.action, getattr(anim, "action_slot", None)
-    kept = _kept_action(obj)
-    if kept is not None:
-        action = kept[0]
-        slots = getattr(action, "slots", None)
-        slot = next((x for x in slots if x.identifier == kept[1]), None) if slots is not None else None
-    if action is None:
-        return curves
-    legacy = getattr(action, "fcurves", None)  # Blender < 5.0
-    if legacy is not None:
-        return curves + list(legacy)
-    for layer in action.layers:
-        strip: Any  # an ActionKeyframeStrip (the stubs' ActionStrip lacks channelbag)
-        for strip in layer.strips:
-            bag = strip.channelbag(slot) if slot is not None else None
-            if bag is not None:
-                curves += list(bag.fcurves)
-    return curves
-
-
-def uses_animated(obj: bpy.types.Object) -> bool:
-    """A rigid object whose Animated is on, keyframed or driven: it may follow its animation."""
-    return bool(object_settings(obj).animated) or any(c.data_path == ANIMATED_PATH for c in fcurves(obj))
-
-
-def animated_signature(obj: bpy.types.Object) -> Any:
-    """Animated for the change detector: its keys (frame, value) if animated, else its value. Its value at
-    the current frame would change with the frame, which is not a change of the settings."""
-    keys = [
-        [[float(k.co[0]), float(k.co[1])] for k in c.keyframe_points] or "driven"
-        for c in fcurves(obj)
-        if c.data_path == ANIMATED_PATH
-    ]
-    return keys if keys else bool(object_settings(obj).animated)
-
-
-def _own_animation(obj: bpy.types.Object) -> bool:
-    """The object's own transform is animated (keyframed or driven channels, or constraints)."""
-    return len(obj.constraints) > 0 or any(c.data_path in _CHANNEL_OFFSET for c in fcurves(obj))
-
-
-def animation_values(
-    obj: bpy.types.Object, rest_values: tuple[str, list[float]] | None = None
-) -> tuple[str, list[float]]:
-    """The typed transform the animation gives now: animated channels as Blender just evaluated them, the
-    others as at rest (``rest_values``, default the stored rest transform or the typed one): write-back
-    may have put the simulated pose there since."""
-    mode, values = rest_values if rest_values is not None else rest_transform_values(obj)
-    values = list(values)
-    _, now = transform_values(obj)
-    for curve in fcurves(obj):
-        offset = _CHANNEL_OFFSET.get(curve.data_path)
-        if offset is not None:
-            i = offset + int(curve.array_index)
-            values[i] = now[i]
-    return mode, values
-
-
-def animation_matrix(
-    obj: bpy.types.Object,
-    depsgraph: bpy.types.Depsgraph | None,
-    rest_values: tuple[str, list[float]] | None = None,
-) -> FloatArray:
-    """A rigid object's world matrix as its animation places it at the current frame: keyframes and
-    drivers of its own transform, its parents, its constraints.
-
-    ``rest_values``: the typed transform at the start frame, for the channels that are not animated
-    (default: the stored rest transform, or the typed one).
-    """
-    if not _own_animation(obj):
-        return rigid_rest_matrix(obj, depsgraph)  # moved only by its parent
-    mode, values = animation_values(obj, rest_values)
-    if len(obj.constraints):
-        # Constraints: Blender's own evaluation, of the animation's typed transform (write-back put the
-        # simulated pose there, and shows it again after the step).
-        layer = bpy.context.view_layer
-        if mode == obj.rotation_mode and layer is not None:
-            set_transform_values(obj, mode, values)
-            layer.update()
-        return mesh_io.evaluated_matrix_world(obj, depsgraph)
-    return parent_frame(obj, depsgraph) @ basis_matrix(obj, mode, values)
-
-
-# ------------------------------------------------------------------------- rigid transforms
-# A rigid object's rest pose is read from the transform values the user typed (location, rotation,
-# scale, kept in ``rest_transform`` while the simulation moves the object) placed by its parent at the
-# start frame (the frame the simulation is built at), never from what write-back wrote: so the start
-# pose does not depend on the current frame, and replaying does not drift.
-def transform_values(obj: bpy.types.Object) -> tuple[str, list[float]]:
-    """The object's typed transform: its rotation mode and location (3), rotation (4), scale (3)."""
-    mode = obj.rotation_mode
-    if mode == "QUATERNION":
-        rotation = [float(v) for v in obj.rotation_quaternion[:]]
-    elif mode == "AXIS_ANGLE":
-        rotation = [float(v) for v in obj.rotation_axis_angle[:]]
-    else:
-        rotation = [*obj.rotation_euler[:], 0.0]
-    return mode, [*obj.location[:], *rotation, *obj.scale[:]]
-
-
-def rest_transform_values(obj: bpy.types.Object) -> tuple[str, list[float]]:
-    """The typed transform before the simulation moved the object (the current one if not moved)."""
-    s = object_settings(obj)
-    if s.has_rest and s.rest_rotation_mode:
-        return s.rest_rotation_mode, list(s.rest_transform)
-    return transform_values(obj)
-
-
-def _rotation(mode: str, values: list[float]) -> Matrix:
-    if mode == "QUATERNION":
-        q = Quaternion(values[:4])
-        return q.normalized().to_matrix() if q.magnitude > 0.0 else Matrix.Identity(3)
-    if mode == "AXIS_ANGLE":
-        axis = Vector(values[1:4])
-        return Matrix.Rotation(values[0], 3, axis.normalized()) if axis.length > 0.0 else Matrix.Identity(3)
-    return Euler(values[:3], mode).to_matrix()
-
-
-def _delta_rotation(obj: bpy.types.Object, mode: str) -> Matrix:
-    if mode == "QUATERNION":
-        return _rotation(mode, [float(v) for v in obj.delta_rotation_quaternion[:]])
-    if mode == "AXIS_ANGLE":
-        return Matrix.Identity(3)
-    return Euler(obj.delta_rotation_euler[:], mode).to_matrix()
-
-
-def basis_matrix(obj: bpy.types.Object, mode: str, values: list[float]) -> FloatArray:
-    """The local (basis) matrix of typed transform values, with the object's delta transforms, as Blender
-    composes it: location + delta, delta rotation @ rotation, scale * delta scale."""
-    rotation = np.array(_delta_rotation(obj, mode) @ _rotation(mode, values[3:7]), dtype=np.float64)
-    size = np.asarray(values[7:10], dtype=np.float64) * np.asarray(obj.delta_scale[:], dtype=np.float64)
-    matrix = np.eye(4)
-    matrix[:3, :3] = rotation * size[None, :]
-    matrix[:3, 3] = np.asarray(values[:3], dtype=np.float64) + np.asarray(
-        obj.delta_location[:], dtype=np.float64
-    )
-    return matrix
-
-
-def basis_values(obj: bpy.types.Object, basis: FloatArray, mode: str, like: list[float]) -> list[float]:
-    """Typed transform values (location, rotation in ``mode``, scale) of a basis matrix, keeping the sign
-    pattern of the scale in ``like`` (typed values) and, for Euler angles, the angles closest to them."""
-    delta_scale = np.asarray(obj.delta_scale[:], dtype=np.float64)
-    signs = np.where(np.asarray(like[7:10]) * delta_scale < 0.0, -1.0, 1.0)
-    m = np.asarray(basis, dtype=np.float64)[:3, :3]
-    size = signs * np.linalg.norm(m, axis=0)
-    if np.any(size == 0.0) or np.linalg.det(m) * np.prod(signs) < 0.0:
-        signs = np.ones(3)  # the sign pattern cannot describe this matrix: Blender's own choice
-        size = np.linalg.norm(m, axis=0) * (1.0 if np.linalg.det(m) >= 0.0 else -1.0)
-    safe = np.where(size == 0.0, 1.0, size)
-    rotation = _delta_rotation(obj, mode).transposed() @ Matrix((m / safe[None, :]).tolist())
-    scale = size / np.where(delta_scale == 0.0, 1.0, delta_scale)
-    location = np.asarray(basis)[:3, 3] - np.asarray(obj.delta_location[:], dtype=np.float64)
-    if mode == "QUATERNION":
-        q = rotation.to_quaternion()
-        if Quaternion(like[3:7]).dot(q) < 0.0:
-            q.negate()
-        rot = [float(v) for v in q[:]]
-    elif mode == "AXIS_ANGLE":
-        axis, angle = rotation.to_quaternion().to_axis_angle()
-        rot = [angle, *axis[:]]
-    else:
-        rot = [*rotation.to_euler(mode, Euler(like[3:6], mode))[:], 0.0]
-    return [*location.tolist(), *rot, *scale.tolist()]
-
-
-def set_transform_values(obj: bpy.types.Object, mode: str, values: list[float]) -> None:
-    """Write typed transform values (in ``mode``, the object's rotation mode) into the object."""
-    obj.location = values[0:3]
-    if mode == "QUATERNION":
-        obj.rotation_quaternion = values[3:7]
-    elif mode == "AXIS_ANGLE":
-        obj.rotation_axis_angle = values[3:7]
-    else:
-        obj.rotation_euler = values[3:6]
-    obj.scale = values[7:10]
-
-
-def parent_frame(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None = None) -> FloatArray:
-    """Where an object's basis sits in the world now: parent @ parent inverse (identity without one)."""
-    if obj.parent is None:
-        return np.eye(4)
-    if obj.parent_type == "OBJECT":
-        parent = mesh_io.evaluated_matrix_world(obj.parent, depsgraph)
-        return parent @ mesh_io.matrix_to_numpy(obj.matrix_parent_inverse)
-    source = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
-    world = mesh_io.matrix_to_numpy(source.matrix_world)
-    return world @ np.linalg.pinv(mesh_io.matrix_to_numpy(source.matrix_basis))
-
-
-def rigid_rest_matrix(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None = None) -> FloatArray:
-    """A rigid object's world matrix at rest: its typed transform (before the simulation moved it) placed
-    by its parent as evaluated now (the simulation evaluates it at the start frame)."""
-    s = object_settings(obj)
-    if s.has_rest and not s.rest_rotation_mode:  # rest data of an older version: a world matrix
-        return np.asarray(s.rest_matrix, dtype=np.float64).reshape(4, 4)
-    if not s.has_rest and len(obj.constraints):  # constraints place it too: Blender's own evaluation
-        return mesh_io.evaluated_matrix_world(obj, depsgraph)
-    mode, values = rest_transform_values(obj)
-    return parent_frame(obj, depsgraph) @ basis_matrix(obj, mode, values)
 
 
 def cloth_rest_positions(obj: bpy.types.Object) -> FloatArray:

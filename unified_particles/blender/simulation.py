@@ -3,9 +3,9 @@
 
 On a frame change (:func:`on_frame_change`)::
 
-    scene_reader  (Blender objects -> World bodies, change detection)
-        -> frame_cache  (the World stepped to the frame, one snapshot per frame)
-        -> writeback  (the frame's state shown on the objects)
+    scene_reader  (Blender objects -> World bodies, change detection; reads only)
+        -> frame_cache  (the World stepped to the frame, one snapshot per frame; one step_frame each)
+        -> writeback  (the frame's state shown on the objects; the only writer of Blender data)
 
 This module only orchestrates: it keeps one :class:`Simulation` per scene (in :mod:`.runtime`),
 decides when to rebuild (objects, roles or settings changed; the user edited an object at the start

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Frame path, stage 3: show the World's current state on the Blender objects, and undo that.
+"""Frame path, stage 3: the only writer of Blender data. Shows the World's state on the objects, and
+undoes that; makes what the reader needs before it reads, and what it read for, after.
 
 * rigid -> the object's ``matrix_world`` (its mesh untouched);
 * cloth -> the mesh's vertex positions (local space, before modifiers); a cloth with shape keys or
@@ -13,19 +14,42 @@ mesh) exists exactly while an object is displaced by the simulation: :func:`writ
 object leaves its start pose and drops it when the start frame is shown, so an object at its start
 pose carries no stale copy. :func:`restore_objects` puts objects back from it (Reset, Clear).
 
-Imports ``scene_reader`` (for :class:`~.scene_reader.Entry`) and the base modules.
+Around the reader (stage 1, which only reads), called by the frame cache:
+
+* :func:`prepare_build`, before the World is built: a deformed cloth's result modifier (its deformed
+  shape is read from it), and a constrained rigid body's animation pose (see below);
+* :func:`show_fills`, after it: the particle object of each granular, fluid and inflow source, made or
+  refilled with the points the reader filled it with (``Entry.fill``), is the start state;
+* :func:`show_animation_poses`, before each frame's read: the object of a constrained kinematic body
+  gets its animation's typed transform back (write-back put the simulated pose there), so that
+  Blender's evaluation, which the reader reads, places it as its animation and constraints do.
+
+Imports ``scene_reader`` (for :class:`~.scene_reader.Entry` and the simulated objects) and the base
+modules.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import bpy
 import numpy as np
 
 from ..core import World
-from . import cloth_result, fluids, mesh_io, runtime, scene_reader
+from . import cloth_result, fluids, granular, mesh_io, runtime, scene_reader
 from .mesh_io import REST_ATTRIBUTE
 from .rna import mesh_of, object_settings
 from .scene_reader import Entry
+from .transforms import (
+    animation_values,
+    basis_matrix,
+    basis_values,
+    own_animation,
+    parent_frame,
+    rest_transform_values,
+    set_transform_values,
+    transform_values,
+)
 
 # A rigid object farther than this from where write-back put it was moved by the user.
 MOVED_RTOL, MOVED_ATOL = 1e-5, 1e-6
@@ -85,10 +109,10 @@ def _write_rigid(target: bpy.types.Object, entry: Entry, at_rest: bool) -> None:
     if at_rest:
         matrix = entry.rest_matrix
         if settings.has_rest:
-            mode, values = scene_reader.rest_transform_values(target)
+            mode, values = rest_transform_values(target)
             target.matrix_world = mesh_io.numpy_to_matrix(matrix)
             if mode == target.rotation_mode:
-                scene_reader.set_transform_values(target, mode, values)
+                set_transform_values(target, mode, values)
             settings.has_rest = False
         # else: the object shows its typed transform already; writing it could only change its last bits
     else:
@@ -96,19 +120,19 @@ def _write_rigid(target: bpy.types.Object, entry: Entry, at_rest: bool) -> None:
         if not settings.has_rest:
             # The typed transform before the simulation moves the object; for one moved by its own
             # animation, what the animation gave at the start frame (it has changed the typed one since).
-            mode, values = entry.rest_values or scene_reader.transform_values(target)
+            mode, values = entry.rest_values or transform_values(target)
             settings.rest_matrix = [float(v) for v in entry.rest_matrix.reshape(-1)]
             settings.rest_transform = values
             settings.rest_rotation_mode = mode
             settings.has_rest = True
-        _, rest = scene_reader.rest_transform_values(target)
-        _, now = scene_reader.transform_values(target)
+        _, rest = rest_transform_values(target)
+        _, now = transform_values(target)
         like = [*now[:7], *rest[7:]]  # rotation: closest to the last one; scale: the typed sign pattern
-        frame = scene_reader.parent_frame(target)
+        frame = parent_frame(target)
         basis = np.linalg.solve(frame, matrix) if target.parent is not None else matrix
-        values = scene_reader.basis_values(target, basis, target.rotation_mode, like)
+        values = basis_values(target, basis, target.rotation_mode, like)
         target.matrix_world = mesh_io.numpy_to_matrix(matrix)
-        scene_reader.set_transform_values(target, target.rotation_mode, values)
+        set_transform_values(target, target.rotation_mode, values)
     entry.last_written = np.array(matrix, dtype=np.float64)
 
 
@@ -156,11 +180,11 @@ def restore_objects(objects: list[bpy.types.Object]) -> None:
         s = object_settings(obj)
         if s.has_rest:
             if s.rest_rotation_mode:
-                mode, values = scene_reader.rest_transform_values(obj)
-                now = scene_reader.parent_frame(obj) @ scene_reader.basis_matrix(obj, mode, values)
+                mode, values = rest_transform_values(obj)
+                now = parent_frame(obj) @ basis_matrix(obj, mode, values)
                 obj.matrix_world = mesh_io.numpy_to_matrix(now)  # right at once, before the depsgraph runs
                 if mode == obj.rotation_mode:
-                    scene_reader.set_transform_values(obj, mode, values)
+                    set_transform_values(obj, mode, values)
             else:  # rest data of an older version: a world matrix
                 obj.matrix_world = mesh_io.numpy_to_matrix(np.asarray(s.rest_matrix).reshape(4, 4))
             s.has_rest = False
@@ -171,3 +195,89 @@ def restore_objects(objects: list[bpy.types.Object]) -> None:
             if rest is not None:
                 mesh_io.write_positions(obj.data, rest)
             mesh_io.remove_attribute(obj.data, REST_ATTRIBUTE)
+
+
+# ------------------------------------------------------------------------------- around the reader
+def prepare_build(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+    """Before the reader builds the World: what it reads from must be there.
+
+    A deformed cloth (shape keys, deforming modifiers) gets its result modifier and shows its deformed
+    mesh (the reader reads the deformed shape of the start frame from the modifier); a cloth no longer
+    deformed loses it (back to writing into the mesh). A constrained rigid body's object takes its
+    animation's typed transform (:func:`show_animation_poses`)."""
+    changed = False
+    posed: list[tuple[bpy.types.Object, tuple[str, list[float]] | None]] = []
+    for obj in scene_reader.simulated_objects(scene):
+        role = object_settings(obj).role
+        if obj.type != "MESH":
+            continue
+        if role == "CLOTH" and cloth_result.is_deformed(obj):
+            changed = cloth_result.ensure_result_modifier(obj) or changed
+            cloth_result.show_simulated(obj, None)
+        elif role == "CLOTH":
+            cloth_result.remove_result(obj)
+        elif role == "RIGID":
+            posed.append((obj, None))
+    if changed:
+        depsgraph.update()
+    _show_poses(posed)
+
+
+def show_fills(entries: list[Entry], radius: float) -> None:
+    """After the reader built the World: each granular, fluid or inflow source's particle object shows
+    the points it was filled with (made if it has none), as its rest state, and its entry learns it.
+
+    Grains become a ``<source> Grains`` object (:mod:`.granular`), liquids a ``<source> Fluid`` object
+    with its liquid surface (:mod:`.fluids`; inactive slots parked). ``radius``: the particle radius, m."""
+    for entry in entries:
+        source = bpy.data.objects.get(entry.name)
+        if entry.fill is None or source is None:
+            continue
+        points, active = entry.fill
+        target = object_settings(source).particle_object
+        if entry.kind == "GRANULAR" and target is None:
+            target = granular.create_particle_object(source, points, radius)
+        elif entry.kind == "GRANULAR":
+            granular.update_particle_object(target, points, radius)
+        elif target is None:
+            target = fluids.create_fluid_object(source, entry.kind, points, active, radius)
+        else:
+            fluids.set_points(target, points, active, radius)
+            fluids.apply_surface(source)  # the source's material now
+        mesh = mesh_of(target)
+        mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)  # the fresh fill is the rest state
+        entry.target = target.name
+        entry.rest_local = mesh_io.read_positions(mesh)
+        entry.fill = None
+
+
+def show_animation_poses(entries: list[Entry]) -> None:
+    """Before a frame's read: every kinematic body with Animated on whose object has constraints shows
+    its animation's typed transform (animated channels as Blender evaluated them, the others as at the
+    start frame), so Blender's evaluation places it as its animation and constraints do."""
+    posed: list[tuple[bpy.types.Object, tuple[str, list[float]] | None]] = []
+    for entry in entries:
+        if entry.kind != "RIGID" or not entry.kinematic or entry.rest_matrix is None:
+            continue
+        obj = bpy.data.objects.get(entry.name)
+        if obj is not None and bool(object_settings(obj).animated):
+            posed.append((obj, entry.rest_values))
+    _show_poses(posed)
+
+
+def _show_poses(objects: Iterable[tuple[bpy.types.Object, tuple[str, list[float]] | None]]) -> None:
+    """Give each constrained object with an animation of its own its animation's typed transform
+    (``rest_values``: the typed transform at the start frame; None: the stored rest transform), then
+    evaluate the view layer once."""
+    layer = bpy.context.view_layer
+    written = False
+    for obj, rest_values in objects:
+        if not len(obj.constraints) or not own_animation(obj):
+            continue
+        mode, values = animation_values(obj, rest_values)
+        if mode == obj.rotation_mode and layer is not None:
+            set_transform_values(obj, mode, values)
+            written = True
+    if written:
+        assert layer is not None
+        layer.update()

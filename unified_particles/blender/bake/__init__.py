@@ -17,10 +17,13 @@ After a bake the scene plays, renders (Cycles, Eevee) and travels to a render fa
 The package, one concern per module, in import order (a module imports only those before it):
 
 * ``paths``: cache folder, staging folder name, stable ids of scenes and objects;
-* ``outputs``: write the outputs into objects, read them back, free them (and a scene's bake);
+* ``outputs``: write the outputs into objects, read them back, free a scene's bake (one object:
+  ``bake_marks``);
 * ``staleness``: the settings hash, Outdated, checks of the cache files against the scene;
 * ``properties``: the PropertyGroups saved in the .blend (registered);
 * ``live_source``: the motion source, the live simulation;
+* ``targets``: what each baked object's stream holds, frame by frame;
+* ``stash``: the previous bake kept aside while baking, and the objects' state before the build;
 * ``job``: the bake job (staging, snapshots, resume, commit) and :func:`bake_scene`;
 * ``operators``: Bake and Free Bake (registered).
 
@@ -31,9 +34,10 @@ re-exports the names scripts, the farm tool and the tests use.
 
 from __future__ import annotations
 
+from ..bake_marks import free_object
 from .job import BakeJob, bake_scene, error_message
 from .live_source import LiveSource, SourceEntry
-from .outputs import bake_output, baked_objects, free_bake, free_object
+from .outputs import bake_output, baked_objects, free_bake
 from .paths import cache_folder, ensure_uids
 from .staleness import check_bake, current_settings_hash, frame_range_note, report_bake_problems
 

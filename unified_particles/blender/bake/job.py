@@ -12,14 +12,15 @@ staging folder keeps a snapshot of the solver state after every frame (``Snapsho
 ``.npz``, read back with ``allow_pickle=False``) and the partial streams, so a bake interrupted at
 frame k continues from frame k with a bit-identical result.
 
-Imports ``bake.paths``, ``bake.outputs``, ``bake.staleness``, ``bake.live_source``, ``cachefiles``,
-the core and the base modules.
+What each object's stream holds is ``bake.targets``; the previous bake, kept aside meanwhile, and the
+objects' state before the build are ``bake.stash``. Imports ``bake.paths``, ``bake.outputs``,
+``bake.staleness``, ``bake.live_source``, ``bake.targets``, ``bake.stash``, ``bake_marks``,
+``cachefiles``, the core and the base modules.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import hashlib
 import os
@@ -31,33 +32,26 @@ from typing import Any
 
 import bpy
 import numpy as np
-from mathutils import Matrix
 
 from ...core import SimulationInputError
 from ...core.state import Snapshot
 from .. import cachefiles as cf
-from .. import cloth_result, identity, mesh_io, runtime, scene_reader
-from ..fluids import FLUID_ROLES, park_inactive
+from .. import cloth_result, identity, mesh_io, runtime
+from ..bake_marks import free_object, set_restore_info
+from ..fluids import FLUID_ROLES
 from ..mesh_io import REST_ATTRIBUTE
 from ..rna import mesh_of, object_bake, object_settings, scene_bake, scene_settings
+from ..transforms import uses_animated
 from ..writeback import MOVED_ATOL, MOVED_RTOL
-from .live_source import LiveSource, SourceEntry
+from .live_source import LiveSource
 from .outputs import (
-    TRANSFORM_PROPS,
     apply_keyframes,
     apply_pc2,
     apply_shape_keys,
     bake_files,
     bake_output,
     baked_folder,
-    baked_objects,
     files_in_use,
-    free_object,
-    quaternion_from_matrix,
-    read_keyframes,
-    read_shape_keys,
-    restore_info,
-    set_restore_info,
 )
 from .paths import (
     BAKED_ROLES,
@@ -70,68 +64,8 @@ from .paths import (
     role,
 )
 from .staleness import current_settings_hash, report
-
-# Floats per frame of a rigid keyframe stream, as a PC2 "point" of 3: location (3), quaternion (4), padding.
-_KEYFRAME_ROW_POINTS = 3
-_KEYFRAME_ROW = 3 * _KEYFRAME_ROW_POINTS
-
-
-@dataclasses.dataclass
-class _Target:
-    entry: SourceEntry
-    obj: bpy.types.Object  # the simulated object
-    write_obj: bpy.types.Object  # the object that gets the output (granular: the particle object)
-    output: str
-    uid: str
-    n_points: int
-    to_local: np.ndarray  # world -> write_obj local (PC2 of cloth/granular)
-    rigid_vertices: np.ndarray | None = None  # rigid PC2: evaluated local vertices at build
-    parent_inverse: np.ndarray | None = None  # rigid keyframes: inverse of (parent world @ parent inverse)
-    scale: np.ndarray | None = None
-    previous_quat: np.ndarray | None = None
-    writer: cf.PC2Writer | None = None
-
-    @property
-    def kind(self) -> str:
-        return self.entry.kind
-
-
-def _capture(obj: bpy.types.Object) -> dict[str, Any]:
-    """What building the simulation may change on an object (undone after the bake)."""
-    data: dict[str, Any] = {"matrix_basis": [list(r) for r in obj.matrix_basis.row]}
-    settings = object_settings(obj)
-    data["has_rest"] = bool(settings.has_rest)
-    data["rest_matrix"] = list(settings.rest_matrix)
-    if obj.type == "MESH":
-        mesh = mesh_of(obj)
-        data["positions"] = mesh_io.read_positions(mesh)
-        data["attributes"] = {a.name for a in mesh.attributes}
-        if not len(mesh.edges) and not len(mesh.polygons):
-            # A point mesh (a granular particle object) is rebuilt when the grain count changes.
-            data["point_attributes"] = mesh_io.read_point_attributes(mesh)
-    return data
-
-
-def _uncapture(obj: bpy.types.Object, data: dict[str, Any], keep_count: bool = False) -> None:
-    """Undo what building changed on ``obj``; with ``keep_count`` a point mesh whose point count the build
-    changed keeps the new count (a committed bake's point cache has that many points)."""
-    if obj.type == "MESH" and "positions" in data:
-        mesh = mesh_of(obj)
-        for attribute in [a.name for a in mesh.attributes if a.name not in data["attributes"]]:
-            mesh.attributes.remove(mesh.attributes[attribute])
-        same_count = len(mesh.vertices) == len(data["positions"])
-        if keep_count and not same_count:
-            pass  # e.g. an inflow's capacity grew with its flow velocity: the bake wrote the new count
-        elif not same_count and "point_attributes" in data and not len(mesh.edges) and not len(mesh.polygons):
-            mesh_io.rebuild_point_mesh(mesh, data["positions"], data["point_attributes"])
-        elif same_count and not np.array_equal(mesh_io.read_positions(mesh), data["positions"]):
-            mesh_io.write_positions(mesh, data["positions"])
-    if [list(r) for r in obj.matrix_basis.row] != data["matrix_basis"]:
-        obj.matrix_basis = Matrix(data["matrix_basis"])
-    if "has_rest" in data:
-        settings = object_settings(obj)
-        settings.has_rest = data["has_rest"]
-        settings.rest_matrix = data["rest_matrix"]
+from .stash import Stash, capture, uncapture
+from .targets import KEYFRAME_ROW, Target
 
 
 class BakeJob:
@@ -153,10 +87,10 @@ class BakeJob:
         self.frame = self.frame_start - 1  # last frame written
         self.resumed_from: int | None = None
         self.warning = ""
-        self.targets: list[_Target] = []
+        self.targets: list[Target] = []
         self.started = 0.0
         self.frames_stepped = 0
-        self._stash: dict[str, dict[str, Any]] = {}
+        self._stash = Stash()
         self._captured: dict[str, dict[str, Any]] = {}
         self._uids_before: dict[str, str] = {}  # particle objects given their source's id by this bake
         # The previous bake's folder, and whether its files are this file's own (see ``baked_folder``).
@@ -191,11 +125,11 @@ class BakeJob:
     def _paths(self) -> None:
         self.folder, self.blend_folder, self.warning = cache_folder(self.scene)
         self.staging = self.folder / (STAGING_PREFIX + ensure_scene_uid(self.scene))
-        self.stash_dir = self.staging / "stash"
+        self._stash.folder = self.staging / "stash"
         self.progress_path = self.staging / "progress.json"
         self.snapshot_path = self.staging / "snapshot.npz"
 
-    def _stream_path(self, target: _Target) -> Path:
+    def _stream_path(self, target: Target) -> Path:
         return cf.cache_file(self.staging, target.uid, ".stream")
 
     # -------------------------------------------------------------------------------- begin
@@ -225,7 +159,7 @@ class BakeJob:
                 )
             # With Animated (it follows its keyframes) the baked action replaces its own until Free Bake.
             animated = obj.animation_data is not None and obj.animation_data.action is not None
-            animated = animated and not scene_reader.uses_animated(obj)
+            animated = animated and not uses_animated(obj)
             if role(obj) == "RIGID" and output == "KEYFRAMES" and animated and baked != "KEYFRAMES":
                 raise RuntimeError(f"Rigid {obj.name!r} is already animated; choose the Point Cache output")
         self._paths()
@@ -237,9 +171,9 @@ class BakeJob:
         try:
             self._pause.enter_context(runtime.paused(scene))
             self._old_folder, self._old_own = baked_folder(scene)
-            self._stash_previous_bake()
+            self._stash.take(scene)
             for obj in self._touched_objects():
-                self._captured[obj.name] = _capture(obj)
+                self._captured[obj.name] = capture(obj)
             self._build()
             self.initial_fingerprint = _fingerprint(self._source.state())
             if not self._try_resume():
@@ -256,63 +190,6 @@ class BakeJob:
             if particle is not None:
                 objects.append(particle)
         return objects
-
-    def _stash_previous_bake(self) -> None:
-        """Take the previous bake out of the objects (kept in the stash) so the build sees the originals."""
-        state = scene_bake(self.scene)
-        if not state.baked and not baked_objects(self.scene):
-            return
-        self.stash_dir.mkdir(parents=True, exist_ok=True)
-        for obj in baked_objects(self.scene):
-            settings = object_bake(obj)
-            info = {"output": settings.baked_output, "restore": restore_info(obj)}
-            modifier = obj.modifiers.get(str(info["restore"].get("modifier", "")))
-            if settings.baked_output == "PC2" and isinstance(modifier, bpy.types.MeshCacheModifier):
-                info["restore"]["filepath"] = modifier.filepath  # as played now (remapped by Save As)
-            if settings.baked_output == "SHAPE_KEYS":
-                keys = read_shape_keys(obj)
-                path = cf.cache_file(self.stash_dir, settings.uid, ".pc2")
-                with cf.PC2Writer(path, len(keys[0]) if keys else 0) as writer:
-                    for sample in keys:
-                        writer.write(sample)
-                info["stream"] = str(path)
-            elif settings.baked_output == "KEYFRAMES":
-                path = cf.cache_file(self.stash_dir, settings.uid, ".npy")
-                np.save(path, read_keyframes(obj), allow_pickle=False)
-                info["stream"] = str(path)
-            free_object(obj)
-            self._stash[obj.name] = info
-
-    def _unstash(self) -> None:
-        """Put the previous bake back exactly as it was (after a cancel or a failure)."""
-        state = scene_bake(self.scene)
-        for name, info in self._stash.items():
-            obj = bpy.data.objects.get(name)
-            if obj is None:
-                continue
-            output, restore = info["output"], info["restore"]
-            try:
-                if output == "SHAPE_KEYS":
-                    _, samples = cf.read_pc2(info["stream"])
-                    new = apply_shape_keys(obj, samples.__getitem__, len(samples), state.frame_start)
-                elif output == "KEYFRAMES":
-                    values = np.load(info["stream"], allow_pickle=False)
-                    new = apply_keyframes(obj, values, state.frame_start)
-                else:
-                    position = restore.get("position", "LAST")
-                    new = apply_pc2(obj, restore["filepath"], state.frame_start, position)
-                    new["position"] = position
-                for key in ("rotation_mode", *TRANSFORM_PROPS):
-                    if key in restore:
-                        new[key] = restore[key]
-            except Exception as exc:  # keep going: restore as much of the old bake as possible
-                report(f"could not restore the previous bake of {name!r}: {exc}")
-                continue
-            object_bake(obj).baked_output = output
-            object_bake(obj).bake_id = state.bake_id
-            set_restore_info(obj, new)
-        self._stash.clear()
-        cf.remove_tree(self.stash_dir)
 
     def _build(self) -> None:
         scene = self.scene
@@ -337,24 +214,7 @@ class BakeJob:
                 self._uids_before.setdefault(write_obj.name, str(object_bake(write_obj).uid))
                 object_bake(write_obj).uid = object_bake(obj).uid
             uid = object_bake(write_obj).uid or object_bake(obj).uid
-            matrix = mesh_io.matrix_to_numpy(write_obj.matrix_world)
-            target = _Target(entry, obj, write_obj, output, uid, 0, np.linalg.inv(matrix))
-            if entry.kind == "RIGID":
-                if output == "PC2":
-                    target.rigid_vertices = mesh_io.evaluated_positions(obj, depsgraph)
-                    target.n_points = len(target.rigid_vertices)
-                else:
-                    target.n_points = _KEYFRAME_ROW_POINTS
-                    parent = np.eye(4)
-                    if obj.parent is not None:
-                        parent = mesh_io.matrix_to_numpy(obj.parent.matrix_world) @ mesh_io.matrix_to_numpy(
-                            obj.matrix_parent_inverse
-                        )
-                    target.parent_inverse = np.linalg.inv(parent)
-                    target.scale = np.array(obj.scale, dtype=np.float64)
-            else:
-                target.n_points = len(mesh_of(write_obj).vertices)
-            self.targets.append(target)
+            self.targets.append(Target.create(entry, obj, write_obj, output, uid, depsgraph))
 
     # ----------------------------------------------------------------------- resume support
     def _progress(self) -> dict[str, Any]:
@@ -421,52 +281,16 @@ class BakeJob:
         self._source.advance(self.scene, self.frame_start)
         self._write_frame(self.frame_start)
 
-    def _final_pc2(self, target: _Target) -> Path:
+    def _final_pc2(self, target: Target) -> Path:
         if target.output == "PC2":
             return cf.cache_file(self.folder, target.uid, ".pc2")
         return cf.cache_file(self.staging, target.uid, ".done")
 
     # -------------------------------------------------------------------------------- frames
-    def _sample(self, target: _Target) -> np.ndarray:
-        value = self._source.sample(target.entry)
-        if target.kind == "RIGID":
-            matrix = np.asarray(value, dtype=np.float64).reshape(4, 4)
-            if target.output == "PC2":
-                assert target.rigid_vertices is not None
-                to_local = target.to_local
-                if target.entry.handle.own_animation:
-                    # Its own animation places the object on playback too: local to where it is now.
-                    to_local = np.linalg.inv(mesh_io.matrix_to_numpy(target.obj.matrix_world))
-                elif target.entry.handle.animated and target.obj.parent is not None:
-                    # A moving parent carries the object: local to where the parent puts it at this frame.
-                    mode, values = scene_reader.rest_transform_values(target.obj)
-                    at_rest = scene_reader.basis_matrix(target.obj, mode, values)
-                    to_local = np.linalg.inv(scene_reader.parent_frame(target.obj) @ at_rest)
-                return mesh_io.transform_points(to_local @ matrix, target.rigid_vertices)
-            assert target.parent_inverse is not None
-            assert target.scale is not None
-            parent_inverse = target.parent_inverse
-            if target.entry.handle.animated and target.obj.parent is not None:
-                # A moving parent (a rigid child keeps its world motion): the parent of this frame.
-                parent_inverse = np.linalg.inv(scene_reader.parent_frame(target.obj))
-            basis = parent_inverse @ matrix
-            rotation = basis[:3, :3] / target.scale[None, :]
-            quat = quaternion_from_matrix(rotation)
-            if target.previous_quat is not None and float(np.dot(quat, target.previous_quat)) < 0.0:
-                quat = -quat  # same rotation, kept in the previous one's hemisphere (no flips when blending)
-            target.previous_quat = quat.astype(np.float32).astype(np.float64)  # as stored (resume)
-            row = np.zeros(_KEYFRAME_ROW, dtype=np.float64)
-            row[:3], row[3:7] = basis[:3, 3], quat
-            return row.reshape(_KEYFRAME_ROW_POINTS, 3)
-        to_local = target.to_local
-        if target.entry.handle.animated:  # the object moves (its own animation or a parent's): this frame's
-            to_local = np.linalg.inv(mesh_io.matrix_to_numpy(target.write_obj.matrix_world))
-        local = mesh_io.transform_points(to_local, value)
+    def _sample(self, target: Target) -> np.ndarray:
         active = getattr(self._source, "active", None)
         live = active(target.entry) if target.kind in FLUID_ROLES and active is not None else None
-        # Fluid not yet poured or drained: parked where the liquid surface deletes it, so the cache
-        # replays without the add-on.
-        return local if live is None else park_inactive(local, live)
+        return target.row(self._source.sample(target.entry), live)
 
     def _write_frame(self, frame: int) -> None:
         for target in self.targets:
@@ -510,7 +334,7 @@ class BakeJob:
         for name, data in self._captured.items():
             obj = bpy.data.objects.get(name)
             if obj is not None:
-                _uncapture(obj, data, keep_count=committing and name in points)
+                uncapture(obj, data, keep_count=committing and name in points)
         self._captured.clear()
 
     def _end(self) -> None:
@@ -537,7 +361,7 @@ class BakeJob:
         self._close_source()
         self._restore_objects()
         self._restore_uids()
-        self._unstash()
+        self._stash.put_back(self.scene)
         state = scene_bake(self.scene)
         if self.frame >= self.frame_start:
             where = f"after frame {self.frame}; bake again to continue from there"
@@ -548,33 +372,20 @@ class BakeJob:
         self._end()
 
     def finish(self) -> None:
-        """All frames written: move the files in place and write the outputs into the objects."""
+        """All frames written: move the files in place and write the outputs into the objects.
+
+        In three steps: stage the sidecars (a failure there is a cancel), commit the files and the
+        outputs (a failure there rolls back to the previous bake, exactly), then record the bake in the
+        scene and delete the previous bake's files it did not replace."""
         if self._done:
             return
         if self.frame < self.frame_end:
             raise RuntimeError("finish() before the last frame")
         self._done = True
-        scene, state = self.scene, scene_bake(self.scene)
-        # The sidecars are the only new disk space needed from here on: write them into the staging folder
-        # before anything is replaced, so a full disk now keeps the previous bake, exactly like a cancel.
+        state = scene_bake(self.scene)
         bake_id = self._bake_id = cf.new_uid()
-        sidecars: list[tuple[Path, Path]] = []
         try:
-            for target in self.targets:
-                sidecar = cf.make_sidecar(
-                    uid=target.uid,
-                    kind=target.kind,
-                    output=target.output,
-                    frame_start=self.frame_start,
-                    frame_end=self.frame_end,
-                    n_points=target.n_points,
-                    settings=self.settings_hash,
-                    object_name=target.obj.name,
-                    extra={"bake_id": bake_id, "blender": bpy.app.version_string},
-                )
-                staged = cf.cache_file(self.staging, target.uid, ".json")
-                cf.write_json(staged, sidecar)
-                sidecars.append((staged, cf.cache_file(self.folder, target.uid, ".json")))
+            sidecars = self._stage_sidecars(bake_id)
         except BaseException as exc:
             self._done = False
             self.cancel(error=error_message(exc))
@@ -585,36 +396,9 @@ class BakeJob:
         try:
             self._close_source()
             self._restore_objects(committing=True)
-            # Another file's bake (this file was saved elsewhere since) is played, never deleted, from here.
-            old_folder = self._old_folder if self._old_own else None
-            old_files: list[Path] = []
-            if old_folder is not None:
-                for name in self._stash:
-                    obj = bpy.data.objects.get(name)
-                    if obj is not None:
-                        old_files += cache_files_of(obj, old_folder)
-                # Also the files of objects deleted since the previous bake (their sidecars name it).
-                old_files += bake_files(old_folder, str(state.bake_id))
-            # The previous bake's files this bake replaces wait in the staging folder until it is done.
-            backup_dir = self.staging / "previous"
-            finals = [final for _, final in sidecars]
-            finals += [t.writer.path for t in self.targets if t.writer is not None and t.output == "PC2"]
-            for final in finals:
-                if final.exists():
-                    backup_dir.mkdir(parents=True, exist_ok=True)
-                    backup = backup_dir / final.name
-                    os.replace(final, backup)
-                    backups.append((final, backup))
-            for target in self.targets:
-                assert target.writer is not None
-                target.writer.close(commit=True)
-                committed.append(target.writer.path)
-            for target in self.targets:
-                self._apply(target)
-                applied.append(target.write_obj)
-            for staged, final in sidecars:
-                os.replace(staged, final)
-                committed.append(final)
+            old_files = self._previous_files()
+            self._back_up_replaced(sidecars, backups)
+            self._commit(sidecars, applied, committed)
         except BaseException as exc:
             self._roll_back(applied, committed, backups)
             message = f"writing the outputs failed: {error_message(exc)}. The previous bake is unchanged"
@@ -623,28 +407,97 @@ class BakeJob:
             self._end()
             raise RuntimeError(message) from exc
         try:
-            # Files of the previous bake that this bake did not overwrite.
-            new_files = {cf.cache_file(self.folder, t.uid, ".json") for t in self.targets}
-            new_files |= {
-                cf.cache_file(self.folder, t.uid, ".pc2") for t in self.targets if t.output == "PC2"
-            }
-            used = files_in_use(scene)  # files another scene's bake plays stay
-            cf.remove_files([path for path in old_files if path not in new_files and path not in used])
-            self._stash.clear()
-            state.baked = True
-            state.frame_start, state.frame_end = self.frame_start, self.frame_end
-            state.settings_hash = self.settings_hash
-            state.bake_id = bake_id
-            state.cache_folder = self.blend_folder
-            state.cache_folder_absolute = str(self.folder)
-            scene_settings(scene).is_baked = True
-            state.error = ""
-            state.status = f"Baked frames {self.frame_start}-{self.frame_end} ({len(self.targets)} objects)"
-            if self.warning:
-                state.status += ". " + self.warning
-            cf.remove_tree(self.staging)
+            self._record(bake_id, old_files)
         finally:
             self._end()
+
+    def _stage_sidecars(self, bake_id: str) -> list[tuple[Path, Path]]:
+        """Write every target's sidecar into the staging folder; (staged, final) paths.
+
+        The sidecars are the only new disk space needed from here on: written before anything is
+        replaced, so a full disk now keeps the previous bake, exactly like a cancel."""
+        sidecars: list[tuple[Path, Path]] = []
+        for target in self.targets:
+            sidecar = cf.make_sidecar(
+                uid=target.uid,
+                kind=target.kind,
+                output=target.output,
+                frame_start=self.frame_start,
+                frame_end=self.frame_end,
+                n_points=target.n_points,
+                settings=self.settings_hash,
+                object_name=target.obj.name,
+                extra={"bake_id": bake_id, "blender": bpy.app.version_string},
+            )
+            staged = cf.cache_file(self.staging, target.uid, ".json")
+            cf.write_json(staged, sidecar)
+            sidecars.append((staged, cf.cache_file(self.folder, target.uid, ".json")))
+        return sidecars
+
+    def _previous_files(self) -> list[Path]:
+        """The previous bake's files, if they are this file's own (another file's bake, after this file
+        was saved elsewhere, is played, never deleted, from here)."""
+        old_folder = self._old_folder if self._old_own else None
+        old_files: list[Path] = []
+        if old_folder is not None:
+            for name in self._stash.objects:
+                obj = bpy.data.objects.get(name)
+                if obj is not None:
+                    old_files += cache_files_of(obj, old_folder)
+            # Also the files of objects deleted since the previous bake (their sidecars name it).
+            old_files += bake_files(old_folder, str(scene_bake(self.scene).bake_id))
+        return old_files
+
+    def _back_up_replaced(self, sidecars: list[tuple[Path, Path]], backups: list[tuple[Path, Path]]) -> None:
+        """The previous bake's files this bake replaces wait in the staging folder until it is done
+        (appended to ``backups`` as they move, for a roll-back)."""
+        backup_dir = self.staging / "previous"
+        finals = [final for _, final in sidecars]
+        finals += [t.writer.path for t in self.targets if t.writer is not None and t.output == "PC2"]
+        for final in finals:
+            if final.exists():
+                backup_dir.mkdir(parents=True, exist_ok=True)
+                backup = backup_dir / final.name
+                os.replace(final, backup)
+                backups.append((final, backup))
+
+    def _commit(
+        self, sidecars: list[tuple[Path, Path]], applied: list[bpy.types.Object], committed: list[Path]
+    ) -> None:
+        """Move the streams and sidecars in place and write the outputs into the objects (appended to
+        ``committed`` and ``applied`` as they are, for a roll-back)."""
+        for target in self.targets:
+            assert target.writer is not None
+            target.writer.close(commit=True)
+            committed.append(target.writer.path)
+        for target in self.targets:
+            self._apply(target)
+            applied.append(target.write_obj)
+        for staged, final in sidecars:
+            os.replace(staged, final)
+            committed.append(final)
+
+    def _record(self, bake_id: str, old_files: list[Path]) -> None:
+        """The bake is in place: delete the previous bake's files it did not overwrite (unless another
+        scene's bake plays them), and record it in the scene."""
+        scene, state = self.scene, scene_bake(self.scene)
+        new_files = {cf.cache_file(self.folder, t.uid, ".json") for t in self.targets}
+        new_files |= {cf.cache_file(self.folder, t.uid, ".pc2") for t in self.targets if t.output == "PC2"}
+        used = files_in_use(scene)  # files another scene's bake plays stay
+        cf.remove_files([path for path in old_files if path not in new_files and path not in used])
+        self._stash.forget()
+        state.baked = True
+        state.frame_start, state.frame_end = self.frame_start, self.frame_end
+        state.settings_hash = self.settings_hash
+        state.bake_id = bake_id
+        state.cache_folder = self.blend_folder
+        state.cache_folder_absolute = str(self.folder)
+        scene_settings(scene).is_baked = True
+        state.error = ""
+        state.status = f"Baked frames {self.frame_start}-{self.frame_end} ({len(self.targets)} objects)"
+        if self.warning:
+            state.status += ". " + self.warning
+        cf.remove_tree(self.staging)
 
     def _roll_back(
         self, applied: list[bpy.types.Object], committed: list[Path], backups: list[tuple[Path, Path]]
@@ -668,9 +521,9 @@ class BakeJob:
             except OSError as exc:
                 report(f"could not put back {final}: {exc}")
         self._restore_uids()
-        self._unstash()
+        self._stash.put_back(self.scene)
 
-    def _apply(self, target: _Target) -> None:
+    def _apply(self, target: Target) -> None:
         obj = target.write_obj
         if target.output == "PC2":
             # Points (grains, liquid) move before their Geometry Nodes draw them.
@@ -688,7 +541,7 @@ class BakeJob:
                 )
             else:
                 _, rows = cf.read_pc2(stream)
-                info = apply_keyframes(obj, rows.reshape(self.total, _KEYFRAME_ROW)[:, :7], self.frame_start)
+                info = apply_keyframes(obj, rows.reshape(self.total, KEYFRAME_ROW)[:, :7], self.frame_start)
             with contextlib.suppress(FileNotFoundError):
                 stream.unlink()
         object_bake(obj).baked_output = target.output

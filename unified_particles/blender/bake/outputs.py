@@ -6,14 +6,14 @@
 * ``location`` + ``rotation_quaternion`` keyframes for rigid objects (:func:`apply_keyframes`).
 
 Each ``apply_*`` returns a JSON-able dict of what it changed, kept in
-``object.unified_particles_bake.restore``, so :func:`free_object` can undo exactly that.
+``object.unified_particles_bake.restore``, so ``bake_marks.free_object`` can undo exactly that (the
+bake's names, that record and taking a bake off one object are ``bake_marks``'s, below ``identity``).
 :func:`free_bake` undoes the whole scene's bake and deletes its files. Imports ``bake.paths``,
-``cachefiles`` and the base modules (``runtime`` to tell the live simulation to rebuild).
+``bake_marks``, ``cachefiles`` and the base modules (``runtime`` to tell the live simulation to rebuild).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -23,14 +23,20 @@ import bpy
 import numpy as np
 
 from .. import cachefiles as cf
-from .. import cloth_result, identity, runtime
-from ..identity import BAKE_ACTION_PREFIX, BAKE_MODIFIER_NAME
+from .. import cloth_result, runtime
+from ..bake_marks import (
+    ACTION_PREFIX,
+    MODIFIER_NAME,
+    SHAPE_KEY_PREFIX,
+    TRANSFORM_PROPS,
+    free_object,
+    put_back_user_action,
+    restore_info,
+    set_aside_user_action,
+)
 from ..rna import as_type, mesh_of, object_bake, scene_bake, scene_settings
 from .paths import STAGING_PREFIX, abspath, cache_files_of, cache_folder, ensure_scene_uid, role
 
-MODIFIER_NAME = BAKE_MODIFIER_NAME
-SHAPE_KEY_PREFIX = "UP "
-ACTION_PREFIX = BAKE_ACTION_PREFIX
 _LINEAR = 1  # enum value of 'LINEAR' in Keyframe.interpolation (CONSTANT=0, LINEAR=1, BEZIER=2)
 # Keeps the square root's argument positive in quaternion_from_matrix (rounding on a 180 degree turn).
 _SQRT_FLOOR = 1e-300
@@ -115,34 +121,6 @@ def _new_action(id_data: Any, name: str) -> tuple[bpy.types.Action, bool]:
     action = bpy.data.actions.new(name)
     anim.action = action
     return action, created
-
-
-def _remove_action(id_data: Any, action_name: str, created_anim: bool) -> None:
-    anim = id_data.animation_data
-    action = bpy.data.actions.get(action_name) if action_name else None
-    if anim is not None and (action is None or anim.action == action):
-        anim.action = None
-    if action is not None and action.users == 0:
-        bpy.data.actions.remove(action)
-    if created_anim and id_data.animation_data is not None:
-        anim = id_data.animation_data
-        if not len(anim.drivers) and not len(anim.nla_tracks):
-            id_data.animation_data_clear()
-
-
-def restore_info(obj: bpy.types.Object) -> dict[str, Any]:
-    text = object_bake(obj).restore
-    if not text:
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def set_restore_info(obj: bpy.types.Object, data: dict[str, Any]) -> None:
-    object_bake(obj).restore = json.dumps(data, sort_keys=True) if data else ""
 
 
 def _add_mesh_cache(obj: bpy.types.Object, filepath: str, frame_start: int, position: str) -> str:
@@ -246,9 +224,6 @@ def read_shape_keys(obj: bpy.types.Object) -> list[np.ndarray]:
     return out
 
 
-TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
-
-
 def apply_keyframes(obj: bpy.types.Object, values: np.ndarray, frame_start: int) -> dict[str, Any]:
     """``location`` + ``rotation_quaternion`` keyframes from (F, 7) float32 rows (loc xyz, quat wxyz).
 
@@ -258,7 +233,7 @@ def apply_keyframes(obj: bpy.types.Object, values: np.ndarray, frame_start: int)
     for prop in TRANSFORM_PROPS:
         info[prop] = [float(v) for v in getattr(obj, prop)]
     had_anim = obj.animation_data is not None
-    _set_aside_user_action(obj, info)
+    set_aside_user_action(obj, info)
     try:
         return _add_keyframes(obj, values, frame_start, info)
     except BaseException:  # all or nothing: put the object back as it was
@@ -270,41 +245,11 @@ def apply_keyframes(obj: bpy.types.Object, values: np.ndarray, frame_start: int)
                 bpy.data.actions.remove(action)
         if not had_anim and obj.animation_data is not None:
             obj.animation_data_clear()
-        _put_back_user_action(obj, info)
+        put_back_user_action(obj, info)
         obj.rotation_mode = info["rotation_mode"]
         for prop in TRANSFORM_PROPS:
             setattr(obj, prop, info[prop])
         raise
-
-
-def _set_aside_user_action(obj: bpy.types.Object, info: dict[str, Any]) -> None:
-    """Unassign the object's own action, keeping it alive (fake user) and its name in ``info``."""
-    anim = obj.animation_data
-    action = anim.action if anim is not None else None
-    if anim is None or action is None:
-        return
-    slot = getattr(anim, "action_slot", None)  # Blender 4.4+
-    info["user_action"] = action.name
-    info["user_action_fake_user"] = bool(action.use_fake_user)
-    info["user_action_slot"] = str(slot.identifier) if slot is not None else ""
-    action.use_fake_user = True
-    anim.action = None
-
-
-def _put_back_user_action(obj: bpy.types.Object, info: dict[str, Any]) -> None:
-    """Give the object back the action :func:`_set_aside_user_action` took off it."""
-    action = bpy.data.actions.get(info.get("user_action", "")) if info.get("user_action") else None
-    if action is None:
-        return
-    anim = obj.animation_data_create()
-    anim.action = action
-    identifier = info.get("user_action_slot", "")
-    slots = getattr(action, "slots", None)
-    if identifier and slots is not None and getattr(anim, "action_slot", None) is None:
-        slot = next((s for s in slots if s.identifier == identifier), None)
-        if slot is not None:
-            anim.action_slot = slot
-    action.use_fake_user = bool(info.get("user_action_fake_user", False))
 
 
 def _add_keyframes(
@@ -333,38 +278,6 @@ def read_keyframes(obj: bpy.types.Object) -> np.ndarray:
     columns = [_get_keyframe_values(_find_fcurve(action, obj, "location", i)) for i in range(3)]
     columns += [_get_keyframe_values(_find_fcurve(action, obj, "rotation_quaternion", i)) for i in range(4)]
     return np.stack(columns, axis=1)
-
-
-def free_object(obj: bpy.types.Object) -> None:
-    """Remove what the bake added to ``obj`` and put back what it changed (files are left alone)."""
-    settings = object_bake(obj)
-    output, info = settings.baked_output, restore_info(obj)
-    if not output:
-        return
-    name = info.get("modifier")
-    if name:
-        modifier = obj.modifiers.get(name)
-        if modifier is not None and modifier.type == "MESH_CACHE":
-            obj.modifiers.remove(modifier)
-    if output == "SHAPE_KEYS":
-        key = mesh_of(obj).shape_keys if obj.type == "MESH" else None
-        if key is not None:
-            _remove_action(key, info.get("action", ""), bool(info.get("created_anim")))
-            obj.shape_key_clear()
-    elif output == "KEYFRAMES":
-        _remove_action(obj, info.get("action", ""), bool(info.get("created_anim")))
-        _put_back_user_action(obj, info)
-        obj.rotation_mode = info.get("rotation_mode", obj.rotation_mode)
-        for prop in TRANSFORM_PROPS:
-            if prop in info:
-                setattr(obj, prop, info[prop])
-    settings.baked_output = ""
-    settings.bake_id = ""
-    set_restore_info(obj, {})
-
-
-# Objects that carry another file's or scene's bake are freed by ``identity.repair`` the same way.
-identity.FREE_OBJECT[:] = [free_object]
 
 
 def _played_folder(scene: bpy.types.Scene) -> Path | None:
