@@ -151,15 +151,20 @@ def _propagate_closest(
 def _grid_winding(tri: FloatArray, origin: FloatArray, cell: float, distance: FloatArray) -> FloatArray:
     """Winding number at every grid node, evaluated only where it can change.
 
-    Nodes within one cell of the surface get the (fast) generalized winding number. A node farther than one
-    cell has no surface on the segments to its axis neighbours, so it lies on the same side as they do: the
-    remaining nodes copy the value of the nearest evaluated node along grid lines (x, then y, then z,
-    repeated while anything is left). For a closed mesh this is exact; for an open one it is the winding
-    number of a nearby node, which is what the 0.5 threshold needs. ``distance`` must be exact up to ``cell``.
+    Nodes within 1.5 cells of the surface get the (fast) generalized winding number. A node farther than
+    that has no surface on the segments to its axis neighbours (every point of such a segment is more
+    than half a cell from the surface), so it lies on the same side as they do: the remaining nodes copy
+    the value of the nearest evaluated node along grid lines (x, then y, then z, repeated while anything is
+    left). The half cell of slack matters: a node *on* the surface (every node of a flat face whose
+    dimensions are whole multiples of the cell, as modelled boxes and discs are) has an ambiguous winding
+    number (0.5, read as 0 or 1 by round-off); with a band of exactly one cell the nodes one cell above
+    such a face copied it, the volume read "inside" above the face and grains fell through it (issue 24).
+    For a closed mesh this is exact; for an open one it is the winding number of a nearby node, which is
+    what the 0.5 threshold needs. ``distance`` must be exact up to 1.5 ``cell`` (the narrow band).
     """
     shape = distance.shape
     w = np.full(shape, np.nan)
-    near = distance <= cell
+    near = distance <= 1.5 * cell
     idx = np.nonzero(near)
     pts = origin + cell * np.stack(idx, axis=1).astype(np.float64)
     w[idx] = _winding_fast(tri, pts)
