@@ -61,7 +61,7 @@ ARTIFICIAL_PRESSURE_K = 0.02
 # keeps: under its own weight it shifts by about 0.7 r into a disordered one, and with the Eq. 13 term
 # alone particles kept hopping between neighbours' gaps for 5-6 s (a still 0.2 m tank moved 2.4-5.1 mm
 # in its fourth second over 1e-9 m perturbations of the fill; its test bounds the median by 5 mm). With
-# 0.3: 1.5-2.9 mm. A larger k in Eq. 13 holds particles too (0.1: 1.4-3.5 mm) but is a pressure at the
+# 0.3: 1.5-3.9 mm. A larger k in Eq. 13 holds particles too (0.1: 1.4-3.5 mm) but is a pressure at the
 # rest spacing: a free 0.25 m cube of water in zero gravity grew to 0.30 m in one second.
 CLOSE_PAIR_K = 0.3
 ARTIFICIAL_PRESSURE_DQ = 0.2
@@ -542,8 +542,9 @@ class FluidSolver:
     def _wall_terms(
         self, x: FloatArray, ratio_n: FloatArray, a: FloatArray, active: BoolArray | None
     ) -> list[tuple[IntArray, FloatArray]]:
-        """Add each plane's density (in units of n0) to ``ratio_n`` and its gradient to ``a`` (3, N) in
-        place, for fluid particles within H of it; returns (particles, grad_i C_i (P, 3)) per plane."""
+        """Add the planes' density (in units of n0, the union of their half spaces) to ``ratio_n`` and its
+        gradient to ``a`` (3, N) in place, for fluid particles within H of a plane; returns (particles,
+        grad_i C_i (P, 3)) per plane, each plane's share of the gradient."""
         out: list[tuple[IntArray, FloatArray]] = []
         if not self.planes:
             return out
