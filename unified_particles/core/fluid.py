@@ -23,6 +23,7 @@ the fluid yields less to its pressure than the fluid does, and sinks; a lighter 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,10 +57,28 @@ FLUID_MARGIN_RADII = 0.25
 CFM_FRACTION = 0.05
 # Artificial pressure (PBF Eq. 13): s_corr = -k (W(d) / W(dq))^n, as a density error; dq = 0.2 H, n = 4.
 ARTIFICIAL_PRESSURE_K = 0.02
+# ... plus CLOSE_PAIR_K times the part of (W(d) / W(dq))^n above its value at the rest spacing 2r: a
+# repulsion of pairs closer than the fill lattice's neighbours that is zero on the lattice, so it neither
+# pushes a resting fill nor a free surface outwards. The fill (simple cubic) is not a packing the liquid
+# keeps: under its own weight it shifts by about 0.7 r into a disordered one, and with the Eq. 13 term
+# alone particles kept hopping between neighbours' gaps for 5-6 s (a still 0.2 m tank moved 2.4-5.1 mm
+# in its fourth second over 1e-9 m perturbations of the fill; its test bounds the median by 5 mm). With
+# 0.3: 1.5-3.9 mm. A larger k in Eq. 13 holds particles too (0.1: 1.4-3.5 mm) but is a pressure at the
+# rest spacing: a free 0.25 m cube of water in zero gravity grew to 0.30 m in one second.
+CLOSE_PAIR_K = 0.3
 ARTIFICIAL_PRESSURE_DQ = 0.2
 ARTIFICIAL_PRESSURE_N = 4
 # Largest displacement of a particle by one density solve, in radii (a safety against overshoot).
 MAX_CORRECTION_RADII = 0.25
+# Relaxation of the Jacobi density solve, as the gain of the lattice mode it over-corrects most (see
+# jacobi_gain): every correction is scaled by RELAXED_GAIN / jacobi_gain(), 0.47 with the kernel and
+# CFM above. PBD feeds each correction into the next step's velocity, x_{n+1} = P(2 x_n - x_{n-1} + g h^2),
+# so a mode the projection P leaves at mu = 1 - gain of its error evolves as z^2 - 2 mu z + mu = 0:
+# damped for 0 <= mu < 1, but growing once mu < -1/3, i.e. gain > 4/3. Unrelaxed, the lattice's
+# diagonal waves of about 3.5 spacings have gain 2.7: a still tank 0.6 m deep boiled at 0.2 m/s rms (fastest
+# particles 0.5-0.9 m/s) for as long as it ran. At 1.25 every mode is damped (|z| <= 0.81 for the worst
+# one); the long waves converge more slowly, so a deep column sits slightly more compressed.
+RELAXED_GAIN = 1.25
 # Peak pair accelerations, m/s^2, of cohesion = 1 and adhesion = 1 (the settings are fractions of these).
 # A surface particle has about 15 neighbours pulling: cohesion = 1 holds it with about 6 g.
 COHESION_ACCELERATION = 4.0
@@ -125,6 +144,30 @@ def _adhesion_kernel(r: FloatArray, h: float) -> FloatArray:
     return np.asarray(a / (0.25 * h) ** 0.25, dtype=np.float64)
 
 
+@functools.cache
+def jacobi_gain() -> float:
+    """The largest eigenvalue of one unrelaxed Jacobi density solve (PBF Eq. 8-12) linearised on the fill
+    lattice: the factor by which it corrects the error of its most over-corrected mode (1 would be exact).
+
+    A displacement wave u e^{i q.x} changes C_i by -i S(q).u with S(q) = sum_j g_j sin(q.r_j), g_j the
+    neighbour's gradient grad W / n0; lambda and the pair corrections give back S S^T u / (D + eps), so the
+    gain is |S(q)|^2 / (D + eps) at its largest over the Brillouin zone (about 2.7, at q = 0.33 pi / 2r
+    along a diagonal). Dimensionless, the same for every radius: computed at r = 1 on a 21^3 grid of q.
+    """
+    radius, h = 1.0, KERNEL_RADII
+    rest = LatticeRest.for_radius(radius)
+    span = int(np.ceil(h / (2.0 * radius)))
+    k = np.arange(-span, span + 1, dtype=np.float64) * 2.0 * radius
+    g = np.stack(np.meshgrid(k, k, k, indexing="ij"), axis=-1).reshape(-1, 3)
+    r = np.sqrt(np.einsum("ij,ij->i", g, g))
+    g, r = g[r > 0.0], r[r > 0.0]
+    grad = (_spiky_over_r(r, h) / rest.n0)[:, None] * g  # (K, 3)
+    q1 = np.linspace(0.0, np.pi / (2.0 * radius), 21)
+    q = np.stack(np.meshgrid(q1, q1, q1, indexing="ij"), axis=-1).reshape(-1, 3)
+    s = np.sin(q @ g.T) @ grad  # (Q, 3)
+    return float(np.einsum("ij,ij->i", s, s).max() / ((1.0 + CFM_FRACTION) * rest.denominator))
+
+
 @dataclass(frozen=True)
 class LatticeRest:
     """Kernel sums on the fill lattice (spacing 2r): rest number density and constraint scale."""
@@ -132,6 +175,7 @@ class LatticeRest:
     n0: float  # rest number density sum_j W_ij including the particle itself, 1/m^3
     denominator: float  # sum_j |grad_j C_i|^2 at rest, 1/m^2 (grad_i C_i is zero by symmetry)
     w_dq: float  # W at 0.2 H, for the artificial pressure
+    dq_lattice: float  # (W(2r) / W(0.2 H))^n: the artificial pressure's ratio at the rest spacing
 
     @classmethod
     def for_radius(cls, radius: float) -> LatticeRest:
@@ -145,7 +189,8 @@ class LatticeRest:
         r = np.sqrt(r2[others])
         grad = _spiky_over_r(r, h) * r / n0
         w_dq = float(_poly6(np.array([(ARTIFICIAL_PRESSURE_DQ * h) ** 2]), h)[0])
-        return cls(n0, float((grad * grad).sum()), w_dq)
+        w_lattice = float(_poly6(np.array([(2.0 * radius) ** 2]), h)[0])
+        return cls(n0, float((grad * grad).sum()), w_dq, (w_lattice / w_dq) ** ARTIFICIAL_PRESSURE_N)
 
 
 class WallDensity:
@@ -289,6 +334,7 @@ class FluidSolver:
         self.boundary = Boundary()
         self.h = KERNEL_RADII * radius
         self.rest = LatticeRest.for_radius(radius)
+        self.relaxation = RELAXED_GAIN / jacobi_gain()  # scales every density correction (see there)
         self.wall = WallDensity(radius, self.rest.n0)
         self.is_fluid = is_fluid
         self.viscosity, self.cohesion = viscosity, cohesion
@@ -458,8 +504,11 @@ class FluidSolver:
         # Pair corrections (PBF Eq. 12 and 14): D = (lambda_i + lambda_j + s_corr) grad_i W_ij / n0
         # = -(lambda_i + lambda_j + s_corr) g d, split by inverse masses so that momentum is exact.
         s = lam[pi] + lam[pj]
-        ratio = wk_raw / rest.w_dq
-        s_corr = -ARTIFICIAL_PRESSURE_K * ratio**ARTIFICIAL_PRESSURE_N / rest.denominator
+        q = (wk_raw / rest.w_dq) ** ARTIFICIAL_PRESSURE_N
+        s_corr = (
+            -(ARTIFICIAL_PRESSURE_K * q + CLOSE_PAIR_K * np.maximum(q - rest.dq_lattice, 0.0))
+            / rest.denominator
+        )
         s += s_corr if only_fluid else np.where(fi & fj, s_corr, 0.0)
         if only_fluid and float(w.min()) == float(w.max()):
             # One liquid: equal masses, so the shares are +D and -D (PBF as published).
@@ -475,6 +524,7 @@ class FluidSolver:
             dx[axis] += np.bincount(pj, weights=cj * d[axis], minlength=n)[:n_real]
         for idx, grad in walls:  # the wall is immovable: the particle takes its own constraint's share
             dx[:, idx] += (lam[idx, None] * grad).T
+        dx *= self.relaxation  # stable in PBD's position-velocity update (RELAXED_GAIN)
         # Safety: no particle moves more than MAX_CORRECTION_RADII r in one density solve. At the bottom
         # of a deep column one iteration per small step leaves a large density error, and its full
         # correction overshot into a blow-up (a 2.5 m column at r = 2.5 cm diverged within 0.3 s).
@@ -488,24 +538,44 @@ class FluidSolver:
     def _wall_terms(
         self, x: FloatArray, ratio_n: FloatArray, a: FloatArray, active: BoolArray | None
     ) -> list[tuple[IntArray, FloatArray]]:
-        """Add each plane's density (in units of n0) to ``ratio_n`` and its gradient to ``a`` (3, N) in
-        place, for fluid particles within H of it; returns (particles, grad_i C_i (P, 3)) per plane."""
+        """Add the planes' density (in units of n0, the union of their half spaces) to ``ratio_n`` and its
+        gradient to ``a`` (3, N) in place, for fluid particles within H of a plane; returns (particles,
+        grad_i C_i (P, 3)) per plane, each plane's share of the gradient."""
         out: list[tuple[IntArray, FloatArray]] = []
         if not self.planes:
             return out
         fluid = self.is_fluid if active is None else self.is_fluid & active
         fidx = np.flatnonzero(fluid)
         xf = x[fidx]
+        # Where walls meet (a tank's corners and the floor's edges) the lattice beyond two walls is one
+        # region, and adding each wall's half space counted it twice: the fill's corner columns started at
+        # 1.09 n0 and the first small steps threw them inward at 0.8 m/s. The walls stand for the union of
+        # their half spaces instead, each wall k seen as the fraction f_k of the lattice it removes,
+        # independently: n_walls / n0 = 1 - prod_k (1 - f_k) (inclusion-exclusion with the overlap of
+        # walls k and m taken as f_k f_m, exact for a separable kernel and orthogonal walls). One wall
+        # gives f_k; at a corner this is within 1.5 per cent of the lattice sum (0.345 against 0.352 n0
+        # beside two walls, 0.470 against 0.485 beside three) where the sum was 9 per cent over, and
+        # under-counting leaves the unilateral constraint slack instead of pushing.
+        near_walls: list[tuple[IntArray, FloatArray, FloatArray, FloatArray]] = []
+        keep = np.ones(len(fidx))  # prod_k (1 - f_k), per fluid particle
         for plane in self.planes:
             normal = plane.normal
             s = (xf - plane.point) @ normal
-            near = s < self.wall.range
-            idx = fidx[near]
-            if len(idx) == 0:
+            near = np.flatnonzero(s < self.wall.range)
+            if len(near) == 0:
                 continue
             value, slope = self.wall.lookup(s[near])
-            ratio_n[idx] += value
-            grad = slope[:, None] * normal[None, :]  # grad_i of n_wall / n0: along the normal, < 0
+            keep[near] *= 1.0 - value
+            near_walls.append((near, value, slope, normal))
+        if not near_walls:
+            return out
+        touched = keep < 1.0
+        ratio_n[fidx[touched]] += 1.0 - keep[touched]
+        for near, value, slope, normal in near_walls:
+            # grad_i (1 - prod_m (1 - f_m)) = sum_k f_k' n_k prod_{m != k} (1 - f_m); f_k < 1 always.
+            others = keep[near] / (1.0 - value)
+            grad = (slope * others)[:, None] * normal[None, :]  # along the normal, < 0
+            idx = fidx[near]
             a[:, idx] += grad.T
             out.append((idx, grad))
         return out
