@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
 import math
 import re
@@ -130,6 +131,7 @@ def _first_code(cell: str) -> str | None:
 # Constants, found by name wherever the code defines them (modules move; names stay)
 
 
+@functools.cache
 def _module_constants() -> dict[str, dict[str, ast.expr]]:
     """module dotted name -> {CONSTANT: value expression} of its module-level assignments."""
     found: dict[str, dict[str, ast.expr]] = {}
@@ -269,6 +271,7 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> list[str]:
     return [f"{base}.{alias.name}" for alias in node.names]
 
 
+@functools.cache
 def package_imports() -> dict[str, list[tuple[str, bool, int]]]:
     """Every module of the package -> [(imported module of the package, or ``bpy``; at module level?;
     line)]. ``if TYPE_CHECKING:`` blocks are left out (they are for the type checker only); ``from .pkg
@@ -404,6 +407,7 @@ def module_paragraphs(text: str | None = None) -> list[str]:
 # Figures from docs/performance.md (written by `make bench`)
 
 
+@functools.cache
 def _performance_tables() -> list[tuple[list[str], list[list[str]]]]:
     """Every table of docs/performance.md: (header, rows)."""
     tables, lines = [], PERFORMANCE.read_text().splitlines()
@@ -544,6 +548,7 @@ FIGURES: dict[str, Callable[[], str]] = {
 }
 
 
+@functools.cache
 def _snapshot_bytes_per_particle() -> float:
     """Bytes per particle of one frame of the live frame cache (a ``Snapshot``): grains on the ground."""
     from unified_particles.core import World
