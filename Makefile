@@ -159,7 +159,7 @@ docs: $(VENV)/.installed
 
 # Pictures in docs/ are rendered by the project itself, so they can be regenerated when the solver changes.
 docs-images: $(ZIP)
-	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_demo.py --still-only --frames 96 --out build/docs-demo
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_demo.py --hd --still-only --frames 96 --out build/docs-demo
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_cape.py --out build/docs-cape
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) docs/demo/make_gallery.py --out build/docs-gallery
 

@@ -157,6 +157,9 @@ def constant(name: str) -> Any:
     the module (Blender modules need bpy): a literal, or an expression of other such constants."""
     modules = _module_constants()
     owners = [m for m, names in modules.items() if name in names]
+    if len(owners) > 1:  # also assigned from another module's (a re-export): the literal one defines it
+        literal = [m for m in owners if isinstance(modules[m][name], ast.Constant)]
+        owners = literal if len(literal) == 1 else owners
     if len(owners) != 1:
         raise LookupError(f"constant {name} is defined in {owners or 'no module'} of the package")
     return _evaluate(modules, owners[0], name)
