@@ -158,11 +158,19 @@ def constant(name: str) -> Any:
     modules = _module_constants()
     owners = [m for m, names in modules.items() if name in names]
     if len(owners) > 1:  # also assigned from another module's (a re-export): the literal one defines it
-        literal = [m for m in owners if isinstance(modules[m][name], ast.Constant)]
+        literal = [m for m in owners if _is_literal(modules[m][name])]
         owners = literal if len(literal) == 1 else owners
     if len(owners) != 1:
         raise LookupError(f"constant {name} is defined in {owners or 'no module'} of the package")
     return _evaluate(modules, owners[0], name)
+
+
+def _is_literal(expr: ast.expr) -> bool:
+    try:
+        ast.literal_eval(expr)
+    except ValueError:
+        return False
+    return True
 
 
 def _evaluate(modules: dict[str, dict[str, ast.expr]], module: str, name: str) -> Any:
