@@ -636,6 +636,18 @@ class _Recorder:
         object.__setattr__(self, name, value)
 
 
+class _Context:
+    """Blender's context with the active object replaced (a panel's ``draw`` reads both)."""
+
+    def __init__(self, context: Any, **overrides: Any) -> None:
+        self._context, self._overrides = context, overrides
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._overrides:
+            return self._overrides[name]
+        return getattr(self._context, name)
+
+
 _DRAWN: dict[tuple[str, str], set[str]] = {}
 
 
@@ -670,7 +682,7 @@ def _draw_every_panel() -> dict[tuple[str, str], set[str]]:
         obj.unified_particles.role = role
         obj.unified_particles.pin_group = "Pins"
         drawn: list[tuple[Any, str]] = []
-        context = SimpleNamespace(scene=scene, object=obj, active_object=obj, mode="OBJECT")
+        context = _Context(bpy.context, object=obj, active_object=obj, mode="OBJECT")
         for panel in panels:
             if hasattr(panel, "poll") and not panel.poll(context):
                 continue
