@@ -225,3 +225,12 @@ def test_user_guide_quotes_the_solver_memory_per_particle() -> None:
     guide = (REPO / "docs" / "user_guide.md").read_text()
     kilobytes = world.BYTES_PER_PARTICLE / 1000
     assert f"about {kilobytes:.1f} kB per particle while stepping" in guide
+
+
+def test_every_make_command_the_docs_give_exists() -> None:
+    """`make demo-video`, `make docs`, `make test-blender42`: targets of the Makefile."""
+    targets = set(re.findall(r"^([\w-]+):", (REPO / "Makefile").read_text(), re.M))
+    given = {name for path in DOCS for name in re.findall(r"`make ([\w-]+)", path.read_text())}
+    assert {"demo", "test", "docs"} <= given, given
+    missing = sorted(given - targets)
+    assert not missing, f"the docs give make targets the Makefile does not have: {missing}"
