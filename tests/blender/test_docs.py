@@ -1,8 +1,10 @@
-"""The docs cannot drift from the add-on: their Blender example runs and prints what they say, and every
-panel, button, operator and property they name exists in the installed extension."""
+"""The docs cannot drift from the add-on: their Blender example runs and prints what they say, every
+panel, button, operator and property they name exists in the installed extension, and the blocks `make docs`
+generates from the registered add-on (operators, properties, the settings tables) are what it gives now."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +15,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 PANELS_SOURCE = REPO / "unified_particles" / "blender" / "panels.py"
+_SPEC = importlib.util.spec_from_file_location("docs_generate", REPO / "docs" / "generate.py")
+assert _SPEC is not None
+assert _SPEC.loader is not None
+generate = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(generate)
 
 
 def _docs_text() -> str:
@@ -105,3 +112,37 @@ def test_the_scripting_guide_blender_example_prints_what_it_says(
     # The file was never saved, and the guide says what the status adds then.
     assert "The file is not saved: the bake cache went to the temporary folder" in status
     assert "The file is not saved: the bake cache went to the temporary folder" in guide
+
+
+def test_generated_blocks_are_what_the_installed_addon_gives(bpy_clean: ModuleType) -> None:
+    """The operator, property and settings blocks of the docs, generated from the registered add-on (its
+    operators' labels and tooltips, its property groups' RNA, what its panels draw for each role)."""
+    stale = generate.stale_blocks(with_bpy=True, only_bpy=True)
+    assert not stale, "run `make docs` (generated blocks differ from the add-on): " + "; ".join(stale)
+
+
+def test_every_setting_the_sidebar_shows_is_in_the_user_guide(bpy_clean: ModuleType) -> None:
+    missing = generate.undocumented_settings((REPO / "docs" / "user_guide.md").read_text())
+    assert not missing, f"the sidebar shows settings docs/user_guide.md has no row for: {missing}"
+
+
+BPY_EXAMPLES = [
+    pytest.param(code, id=f"{path.name}:{line}")
+    for path in DOCS
+    for line, code in generate.python_blocks(path)
+    if "import bpy" in code and generate.expected_lines(code)
+]
+
+
+def test_the_docs_have_blender_examples_that_say_what_they_print() -> None:
+    assert BPY_EXAMPLES, "no Blender example of the docs has a `# prints: ...` line"
+
+
+@pytest.mark.parametrize("code", BPY_EXAMPLES)
+def test_blender_example_prints_what_the_docs_say(
+    bpy_clean: ModuleType, capsys: pytest.CaptureFixture[str], code: str
+) -> None:
+    exec(compile(code, "docs-example", "exec"), {"__name__": "__main__"})
+    printed = capsys.readouterr().out
+    missing = generate.unmatched(generate.expected_lines(code), printed)
+    assert not missing, f"the docs say it prints {missing}, it printed:\n{printed}"

@@ -2,37 +2,29 @@
 
 Read from the source with ``ast`` (no Blender needed): every import between the package's own modules,
 at module level or inside a function, is an edge. A cycle, an import of a higher layer from a lower one,
-or a function-level import inside the package, fails with the offending edge named.
+or a function-level import inside the package, fails with the offending edge named. The layers are the
+list in docs/architecture.md (between ``<!-- layers -->`` and ``<!-- /layers -->``): the docs and this
+test read the same list.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "unified_particles"
+_SPEC = importlib.util.spec_from_file_location("docs_generate", PACKAGE_DIR.parent / "docs" / "generate.py")
+assert _SPEC is not None
+assert _SPEC.loader is not None
+generate = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(generate)
 
 # Lower layers first; a module may import its own layer's modules or lower ones only.
 # (Within a layer, the graph must still be acyclic.)
-BLENDER_LAYERS: list[set[str]] = [
-    {
-        "rna",
-        "mesh_io",
-        "cachefiles",
-        "materials",
-        "cloth_result",
-        "liquid_surface",
-        "bake_marks",
-        "transforms",
-    },
-    {"properties", "settings_ui", "granular", "identity", "runtime", "fields", "fluids"},
-    {"scene_reader", "frame_cache", "writeback", "simulation"},
-    {"bake"},
-    {"operators", "panels"},
-    {"handlers"},
-]
+BLENDER_LAYERS: list[set[str]] = [set(layer) for layer in generate.blender_layers()]
 
 
 def _module_name(path: Path) -> str:
@@ -127,7 +119,7 @@ def _layer(unit: str) -> int:
     for i, layer in enumerate(BLENDER_LAYERS):
         if unit in layer:
             return i
-    raise AssertionError(f"blender/{unit} is in no layer of this test: add it to BLENDER_LAYERS")
+    raise AssertionError(f"blender/{unit} is in no layer: add it to the layer list of docs/architecture.md")
 
 
 def test_imports_form_a_dag() -> None:
