@@ -82,7 +82,7 @@ def drape_coefficient(rigidity: float, area_density: float, spacing: float, seco
     w = World(radius=spacing / 2, damping=1.0)
     pinned = np.flatnonzero(np.hypot(v[:, 0], v[:, 1]) <= clamp)
     cloth = w.add_cloth(v, f, mass=area_density * area, pinned=pinned, bending_rigidity=rigidity)
-    for _ in range(int(round(seconds * 24))):
+    for _ in range(round(seconds * 24)):
         w.step(1.0 / 24.0)
     x = cloth.vertex_positions
     bins = 180
