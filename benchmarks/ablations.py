@@ -81,16 +81,21 @@ def _no_collider_near_cache() -> None:
 
 def _jacobi_stretch() -> None:
     """Cloth stretch by Jacobi averaging (paper Eq. 11) instead of graph-coloured Gauss-Seidel."""
-    from unified_particles.core import distance, solver
+    from unified_particles.core import bending, distance, solver
 
     def solvers(self: Any, h: float) -> list[Any]:
         cache, model, omega = self._solver_cache, self.model, self.settings.relaxation
         if h not in cache:
-            out = []
+            out: list[Any] = []
             if len(model.bend):
                 out.append(distance.JacobiSolver(model.bend, model.particle_inv_mass, h, omega))
+            if len(model.bend_isometric):  # isometric bending and its limits as in the solver
+                out.append(bending.BendingSolver(model.bend_isometric, model.particle_inv_mass, h))
             if len(model.stretch):
                 out.append(distance.JacobiSolver(model.stretch, model.particle_inv_mass, h, omega))
+            if len(model.stretch_limit):
+                limit = model.stretch_limit
+                out.append(distance.GaussSeidelSolver(limit, model.particle_inv_mass, h, unilateral=True))
             cache[h] = out
         return list(cache[h])
 

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import geometry
+from .bending import BendingConstraints
 from .bodies import Body, Cloth, Fluid, Granular, RigidBody
 from .colliders import MeshCollider, PlaneCollider, as_transform
 from .distance import DistanceConstraints, bending_pairs, compliant_strain, mesh_edges, tethers
@@ -141,15 +142,35 @@ def cloth_constraints(
     bend_compliance: float,
     give: float | None,
     pin_local: IntArray,
-) -> tuple[DistanceConstraints, DistanceConstraints, tuple[IntArray, IntArray, FloatArray] | None]:
-    """A cloth's stretch and bending constraints and its tethers (None without ``give``), on the global
-    particle indices of its vertices ``v`` (V, 3) (``first`` + local index)."""
+    rigidity: float | None = None,
+) -> tuple[
+    DistanceConstraints,
+    DistanceConstraints | BendingConstraints,
+    DistanceConstraints | None,
+    tuple[IntArray, IntArray, FloatArray] | None,
+]:
+    """A cloth's stretch constraints, bending constraints, stretch limits (None without ``rigidity``)
+    and tethers (None without ``give``), on the global particle indices of its vertices ``v`` (V, 3)
+    (``first`` + local index).
+
+    Without ``rigidity`` the bending is the legacy distance constraint of compliance ``bend_compliance``
+    (m/N) across each edge's diamond; with it (N m) it is isometric bending (core/bending.py) and the
+    diamond's pairs get unilateral stretch limits instead (they bound stretch, never resist folding).
+    """
     n = len(v)
     edges = mesh_edges(f)
-    bend = bending_pairs(f)
+    pairs = bending_pairs(f)
     stretch = DistanceConstraints.build(edges, v, np.full(len(edges), stretch_compliance), True, n)
-    bending = DistanceConstraints.build(bend, v, np.full(len(bend), bend_compliance), False, n)
-    for con in (stretch, bending):
+    bending: DistanceConstraints | BendingConstraints
+    limits = None
+    if rigidity is None:
+        bending = DistanceConstraints.build(pairs, v, np.full(len(pairs), bend_compliance), False, n)
+        shifted = [stretch, bending]
+    else:
+        bending = BendingConstraints.build(v, f, rigidity, first)
+        limits = DistanceConstraints.build(pairs, v, np.zeros(len(pairs)), True, n)
+        shifted = [stretch, limits]
+    for con in shifted:
         con.a = con.a + first
         con.b = con.b + first
     tether = None
@@ -159,7 +180,7 @@ def cloth_constraints(
         # further under a heavier load); they hold what a few solver sweeps per step cannot.
         limit = 1.0 + give + compliant_strain(stretch_compliance)
         tether = (free + first, anchor + first, length * limit)
-    return stretch, bending, tether
+    return stretch, bending, limits, tether
 
 
 class WorldBuilder:
@@ -281,6 +302,7 @@ class WorldBuilder:
         initial_velocity: ArrayLike,
         soft_pins: ArrayLike | None,
         soft_pin_frequency: ArrayLike,
+        bending_rigidity: float | None = None,
     ) -> Cloth:
         """``World.add_cloth``: one particle per vertex, distance constraints on edges and across edges."""
         v0 = vector(initial_velocity, "initial_velocity")
@@ -289,6 +311,7 @@ class WorldBuilder:
         mass = positive(mass, "cloth mass")
         sc = nonnegative(stretch_compliance, "stretch_compliance")
         bc = nonnegative(bend_compliance, "bend_compliance")
+        rigidity = None if bending_rigidity is None else nonnegative(bending_rigidity, "bending_rigidity")
         friction = nonnegative(friction, "friction")
         give = None if tether_give is None else nonnegative(tether_give, "tether_give")
         n = len(v)
@@ -313,8 +336,10 @@ class WorldBuilder:
             kind=KIND_CLOTH,
             friction=friction,
         )
-        stretch, bending, tether = cloth_constraints(v, f, int(idx[0]), sc, bc, give, pin_local)
-        self.model.add_cloth_constraints(stretch, bending, tether)
+        stretch, bending, limit, tether = cloth_constraints(
+            v, f, int(idx[0]), sc, bc, give, pin_local, rigidity
+        )
+        self.model.add_cloth_constraints(stretch, bending, tether, limit)
         if soft_local.size:  # k = m (2 pi f)^2, compliance 1 / k
             self.model.add_soft_pins(
                 soft_local + idx[0], inv_mass[soft_local] / (2.0 * np.pi * frequency) ** 2

@@ -33,6 +33,9 @@ def mesh_edges(triangles: IntArray) -> IntArray:
 def bending_pairs(triangles: IntArray) -> IntArray:
     """(K, 2) pairs of vertices opposite an edge shared by two triangles (one pair per triangle pair).
 
+    Cloth gets unilateral distance limits on them (``ParticleModel.stretch_limit``): they bound the
+    stretch across each edge's diamond, and do not resist bending (folding brings the pair closer).
+
     An edge shared by more than two triangles (non-manifold) gets pairs between consecutive triangles.
     """
     t = triangles
@@ -147,10 +150,17 @@ class GaussSeidelSolver:
     """
 
     def __init__(
-        self, con: DistanceConstraints, inv_mass: FloatArray, h: float, relaxation: float = 1.0
+        self,
+        con: DistanceConstraints,
+        inv_mass: FloatArray,
+        h: float,
+        relaxation: float = 1.0,
+        unilateral: bool = False,
     ) -> None:
         assert con.colour_slices is not None
         self.h = h
+        # unilateral: |x_a - x_b| <= L only (a strain limit: pushes nothing apart, never resists folding).
+        self.unilateral = unilateral
         n = len(inv_mass)
         wa, wb = inv_mass[con.a], inv_mass[con.b]
         denom = wa + wb + con.compliance / (h * h)
@@ -175,7 +185,8 @@ class GaussSeidelSolver:
             g = np.take(xt, ab, axis=1)  # (3, 2m): a-sides then b-sides
             d = g[:, :m] - g[:, m:]
             dist = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-            d *= rest / np.maximum(dist, 1e-12) - 1.0
+            scale = rest / np.maximum(dist, 1e-12) - 1.0
+            d *= np.minimum(scale, 0.0) if self.unilateral else scale
             g[:, :m] += d * ka
             g[:, m:] -= d * kb
             flat[flat_ab] = g.reshape(-1)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .bending import BendingConstraints
 from .distance import DistanceConstraints, TetherSolver
 from .shape_matching import ShapeMatching
 
@@ -102,6 +103,8 @@ class ParticleModel:
         self._rigid_rest_center: list[FloatArray] = []
         self._stretch: list[DistanceConstraints] = []
         self._bend: list[DistanceConstraints] = []
+        self._bend_iso: list[BendingConstraints] = []
+        self._stretch_limits: list[DistanceConstraints] = []
         self._tethers: list[tuple[IntArray, IntArray, FloatArray]] = []
         self._soft_pins: list[tuple[IntArray, FloatArray]] = []
         self.built = False
@@ -175,13 +178,20 @@ class ParticleModel:
     def add_cloth_constraints(
         self,
         stretch: DistanceConstraints,
-        bend: DistanceConstraints,
+        bend: DistanceConstraints | BendingConstraints,
         tether: tuple[IntArray, IntArray, FloatArray] | None,
+        limit: DistanceConstraints | None = None,
     ) -> None:
-        """Append one cloth's constraint families (global particle indices); ``tether`` is
-        (free vertices, their pins, maximum lengths in metres) or None."""
+        """Append one cloth's constraint families (global particle indices); ``bend`` is legacy distance
+        bending or isometric bending (then ``limit``, its stretch limits); ``tether`` is (free vertices,
+        their pins, maximum lengths in metres) or None."""
         self._stretch.append(stretch)
-        self._bend.append(bend)
+        if isinstance(bend, BendingConstraints):
+            self._bend_iso.append(bend)
+        else:
+            self._bend.append(bend)
+        if limit is not None:
+            self._stretch_limits.append(limit)
         if tether is not None:
             self._tethers.append(tether)
         self.built = False
@@ -247,6 +257,8 @@ class ParticleModel:
             self.particle_rigid_body[self.shape_matching.idx] = self.shape_matching.body
         self.stretch = DistanceConstraints.concatenate(self._stretch, True, n)
         self.bend = DistanceConstraints.concatenate(self._bend, False, n)
+        self.bend_isometric = BendingConstraints.concatenate(self._bend_iso)
+        self.stretch_limit = DistanceConstraints.concatenate(self._stretch_limits, True, n)
         tether = [*self._tethers, (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))]
         self.tether = TetherSolver(*(np.concatenate([t[k] for t in tether]) for k in range(3)))
         soft = [*self._soft_pins, (np.zeros(0, np.int64), np.zeros(0))]

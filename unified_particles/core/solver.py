@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import geometry
+from .bending import BendingSolver
 from .bodies import Body
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts, collider_corrections
@@ -126,7 +127,7 @@ class Solver:
         self.gravity = gravity
         self.colliders = ColliderSet()
         self.candidates = PairCache()
-        self._solver_cache: dict[float, list[GaussSeidelSolver | JacobiSolver]] = {}
+        self._solver_cache: dict[float, list[GaussSeidelSolver | JacobiSolver | BendingSolver]] = {}
         self.kinematic: KinematicFrame | None = None  # this frame's kinematic bodies (begin_frame)
         self.pin_motion: PinMotion | None = None  # this frame's moving pins (World.set_pin_targets)
         self.soft_pin_motion: SoftPinMotion | None = None  # this frame's soft pin anchors (World.step)
@@ -748,8 +749,9 @@ class Solver:
         # One goal per particle, so no averaging; applied fully to keep the body rigid.
         x_pred[sm.idx] += delta
 
-    def _distance_solvers(self, h: float) -> list[GaussSeidelSolver | JacobiSolver]:
-        """Bending (Jacobi) then stretch (coloured Gauss-Seidel) solvers for step size h.
+    def _distance_solvers(self, h: float) -> list[GaussSeidelSolver | JacobiSolver | BendingSolver]:
+        """Bending (legacy Jacobi distance, isometric: core/bending.py), stretch (coloured Gauss-Seidel), then
+        the isometric cloths' stretch limits: the solvers for step size h.
 
         Cached: h is fixed per frame rate. Stretch goes last so the stiff constraints have the final
         word before the velocity update.
@@ -760,8 +762,13 @@ class Solver:
             solvers = []
             if len(model.bend):
                 solvers.append(JacobiSolver(model.bend, model.particle_inv_mass, h, self.settings.relaxation))
+            if len(model.bend_isometric):
+                solvers.append(BendingSolver(model.bend_isometric, model.particle_inv_mass, h))
             if len(model.stretch):
                 solvers.append(GaussSeidelSolver(model.stretch, model.particle_inv_mass, h))
+            if len(model.stretch_limit):
+                w = model.particle_inv_mass
+                solvers.append(GaussSeidelSolver(model.stretch_limit, w, h, unilateral=True))
             if len(self._solver_cache) > DISTANCE_SOLVER_CACHE_SIZE:
                 self._solver_cache.clear()
             self._solver_cache[h] = solvers

@@ -273,6 +273,7 @@ class World:
         initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
         soft_pins: ArrayLike | None = None,
         soft_pin_frequency: ArrayLike = 2.0,
+        bending_rigidity: float | None = None,
     ) -> Cloth:
         """Add a cloth: one particle per vertex, distance constraints on edges and across edges.
 
@@ -281,7 +282,7 @@ class World:
             faces: (F, 3) triangles.
             mass: whole cloth, kg, spread over the vertices in proportion to their triangle area.
             stretch_compliance: XPBD compliance of edges, m/N (0 = inextensible).
-            bend_compliance: XPBD compliance of the bending distance constraints, m/N.
+            bend_compliance: XPBD compliance of the bending distance constraints, m/N (legacy bending).
             pinned: vertex indices (or a (V,) bool mask) that never move (infinite mass).
             self_collision: let the cloth's particles collide with each other (those closer than
                 two diameters in the rest shape are excluded).
@@ -300,10 +301,12 @@ class World:
             soft_pin_frequency: Hz, > 0, scalar or one per soft pin: each spring's stiffness as the
                 natural frequency of its vertex on it, k = m (2 pi f)^2 (XPBD compliance 1 / k), so a
                 soft pin's give does not depend on the mesh resolution or the cloth's mass.
+            bending_rigidity: bending rigidity B, N m (Kawabata's B: 1 gf cm^2/cm = 9.81e-5 N m); given,
+                isometric bending (core/bending.py, opt-in, not calibrated) replaces ``bend_compliance``.
         """
         return self._builder.add_cloth(
             vertices, faces, mass, stretch_compliance, bend_compliance, pinned, self_collision, friction,
-            name, tether_give, initial_velocity, soft_pins, soft_pin_frequency,
+            name, tether_give, initial_velocity, soft_pins, soft_pin_frequency, bending_rigidity,
         )  # fmt: skip
 
     def add_granular(
