@@ -39,12 +39,12 @@ RESULTS_DIR = ROOT / "benchmarks" / "results"
 
 def _plain_reductions() -> None:
     """fastops' column/row helpers back to NumPy's axis reductions (numpy 1.26's slow generic loop)."""
-    from unified_particles.core import neighbors, pair_cache, solver
+    from unified_particles.core import divergence, neighbors, pair_cache, solver
     from unified_particles.core.colliders import binning, sweeps, volume
 
     solver.column_max = lambda x: x.max(axis=0)  # type: ignore[assignment]
     solver.column_min = lambda x: x.min(axis=0)  # type: ignore[assignment]
-    solver.row_abs_max = lambda x: np.abs(x).max(axis=1, initial=0.0)  # type: ignore[assignment]
+    divergence.row_abs_max = lambda x: np.abs(x).max(axis=1, initial=0.0)  # type: ignore[assignment]
     neighbors.column_max = lambda x: x.max(axis=0)  # type: ignore[attr-defined]
     neighbors.column_min = lambda x: x.min(axis=0)  # type: ignore[attr-defined]
     pair_cache.column_max = lambda x: x.max(axis=0)  # type: ignore[assignment]

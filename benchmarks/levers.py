@@ -3,7 +3,7 @@
     python -m benchmarks.levers [--sizes 100k,1M] [--repeats 5]
 
 The neighbour search (``neighbors.find_pairs``) and the particle contacts with their Jacobi sums
-(``contacts.particle_contacts``, ``solver.apply_pair_jacobi``) take most of an S4 frame once the
+(``contacts.particle_contacts``, ``corrections.apply_pair_jacobi``) take most of an S4 frame once the
 grains land (a search nearly every small step). Each lever is measured on the S4 block's grain centres
 (benchmarks/scenes.py, jittered by up to 4 mm so the lattice is not exact), as each pass alone:
 
@@ -37,7 +37,7 @@ import numpy as np
 from benchmarks import scenes
 from unified_particles.core import contacts, neighbors, parallel
 from unified_particles.core.contacts import particle_contacts
-from unified_particles.core.solver import apply_pair_jacobi
+from unified_particles.core.corrections import apply_pair_jacobi
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "benchmarks" / "results"

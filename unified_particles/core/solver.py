@@ -3,27 +3,26 @@
 
 :meth:`Solver.small_step` is the algorithm, numbered as in docs/physics.md. Each constraint family
 is a pure function in its own module (contacts, colliders, shape_matching, distance); this module
-finds the candidates, scales the masses, applies the Jacobi-averaged corrections and handles
-restitution, sleeping and blow-ups. The model (:class:`~.model.ParticleModel`) is read only; the
-state (:class:`~.state.ParticleState`) is advanced in place.
+finds the candidates, scales the masses, applies the Jacobi-averaged corrections (``corrections``) and
+handles restitution and sleeping; blow-ups are detected by ``divergence``. The model
+(:class:`~.model.ParticleModel`) is read only; the state (:class:`~.state.ParticleState`) is advanced
+in place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
-from . import geometry
 from .bending import BendingSolver
-from .bodies import Body
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts, collider_corrections
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
+from .corrections import apply_jacobi, apply_pair_jacobi, clamp_speed, rigid_impulse
 from .distance import GaussSeidelSolver, JacobiSolver
-from .errors import SimulationDivergedError
-from .fastops import column_max, column_min, row_abs_max, rows_all
+from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
 from .kinematic import KinematicFrame
@@ -33,7 +32,6 @@ from .pair_cache import PairCache
 from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
 from .settings import SolverSettings
-from .shape_matching import ShapeMatching
 from .state import ParticleState
 from .sweep import limit_fast_paths
 
@@ -59,12 +57,6 @@ TOUCH_TOLERANCE_RADII = 0.1
 # stops mattering (a 5000 kg/m^3 box sagged a cloth no more than a 2 kg/m^3 one); with 0.25 a box
 # corner still poked through a loaded cloth for a frame.
 CLOTH_CONTACT_SLOP_RADII = 0.2
-# After a step, a particle faster than this (m/s, ~30x the speed of sound) means the solver blew up.
-DIVERGED_SPEED = 1.0e4
-# With a max_speed limit, a particle this many times faster than the limit has blown up. The limit
-# clamps v before the solve, whose corrections then set the final velocity, so a healthy particle may
-# end a step above the limit; ten times is a safety margin, not a measured value.
-DIVERGED_OVER_MAX_SPEED = 10.0
 # Cap of the shock-propagation exponent k * height: exp(50) ~ 5e21 is far beyond any mass ratio the
 # contacts can use (max_mass_ratio limits it), and exp of larger values overflows float64 near 709.
 SHOCK_EXPONENT_CAP = 50.0
@@ -73,34 +65,6 @@ SHOCK_EXPONENT_CAP = 50.0
 RESTITUTION_REST_STEPS = 2.0
 # Distance solvers are cached per small-step size h; a few frame rates at most are in use at once.
 DISTANCE_SOLVER_CACHE_SIZE = 8
-
-
-def apply_jacobi(x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> IntArray:
-    """x_i += omega / n_i * sum of the corrections on i (paper Eq. 11); returns the counts n_i."""
-    n = len(x)
-    count = np.bincount(idx, minlength=n)
-    scale = omega / np.maximum(count, 1)
-    # Coordinate by coordinate: NumPy 1.26 is slow at (N, 3) x (N, 1) broadcasting (see fastops).
-    for axis in range(3):
-        x[:, axis] += np.bincount(idx, weights=delta[:, axis], minlength=n) * scale
-    return count
-
-
-def apply_pair_jacobi(x: FloatArray, idx: IntArray, delta: FloatArray, omega: float) -> None:
-    """Jacobi averaging that keeps pair corrections equal and opposite (momentum-conserving).
-
-    Eq. 11 divides the sum at particle i by its constraint count n_i; for a pair whose ends have
-    different counts that breaks Newton's third law. Scaling each pair by 1 / max(n_i, n_j)
-    bounds every particle's total the same way while keeping both sides' corrections opposite.
-    ``idx``/``delta`` hold the K i-sides first, then the K j-sides; ``delta`` is (3, 2K).
-    """
-    n = len(x)
-    count = np.bincount(idx, minlength=n)
-    k = len(idx) // 2
-    scale = omega / np.maximum(count[idx[:k]], count[idx[k:]])
-    scale2 = np.concatenate([scale, scale])
-    for axis in range(3):  # delta is coordinate-major, (3, 2K)
-        x[:, axis] += np.bincount(idx, weights=delta[axis] * scale2, minlength=n)
 
 
 class Solver:
@@ -254,7 +218,7 @@ class Solver:
         if s.damping > 0.0:
             v *= np.exp(-s.damping * h)
         if np.isfinite(s.max_speed):
-            _clamp_speed(v, s.max_speed)
+            clamp_speed(v, s.max_speed)
 
     def _prescribe(self, x: FloatArray, x_pred: FloatArray, alpha: float) -> FloatArray | None:
         """Put the particles whose motion is given, not solved, where they are at fraction ``alpha`` of the
@@ -804,94 +768,3 @@ class Solver:
         eligible = touching.copy()
         eligible[sm.idx] |= state.rigid_touch_count[sm.body] > 0.0
         return eligible
-
-
-def rigid_impulse(sm: ShapeMatching, x: FloatArray, delta: FloatArray) -> FloatArray:
-    """(R, 3) the rigid motion of every body that has the momentum and angular momentum of the per-particle
-    changes ``delta`` (R, 3) of its particles at ``x`` (R, 3), linearised (small rotation).
-
-    Used for what the fluid does to rigid particles: moved one by one, shape matching would redistribute
-    the changes with its contact weights and lose or add momentum. Here the body gets
-    P = sum m_p delta_p (so its centre moves by P / M) and L = sum m_p r_p x delta_p (it turns by
-    I^-1 L, I the inertia tensor about its centre of mass): exact linear momentum.
-    """
-    b, m, nb = sm.body, sm.mass, sm.n_bodies
-    mass = np.bincount(b, weights=m, minlength=nb)
-    xt, dt = x.T, delta.T
-    center = np.stack([np.bincount(b, weights=m * xt[k], minlength=nb) for k in range(3)]) / mass
-    p = np.stack([np.bincount(b, weights=m * dt[k], minlength=nb) for k in range(3)]) / mass  # (3, B)
-    r = xt - center[:, b]  # (3, R)
-    ang = np.cross(r.T, delta).T * m
-    big_l = np.stack([np.bincount(b, weights=ang[k], minlength=nb) for k in range(3)]).T  # (B, 3)
-    r2 = np.einsum("ij,ij->j", r, r)
-    inertia = np.zeros((nb, 3, 3))
-    for k in range(3):
-        for j in range(3):
-            term = m * ((r2 if k == j else 0.0) - r[k] * r[j])
-            inertia[:, k, j] = np.bincount(b, weights=term, minlength=nb)
-    # A body of one particle or particles on a line has a singular inertia: regularise by a tiny fraction
-    # of its trace (turns it about the ill-defined axis not at all).
-    trace = np.trace(inertia, axis1=1, axis2=2)
-    inertia += (1e-9 * trace + 1e-30)[:, None, None] * np.eye(3)
-    theta = np.linalg.solve(inertia, big_l[..., None])[..., 0]  # (B, 3)
-    return np.asarray(p[:, b].T + np.cross(theta[b], r.T), dtype=np.float64)
-
-
-def _clamp_speed(v: FloatArray, max_speed: float) -> None:
-    speed = np.sqrt(np.einsum("ij,ij->i", v, v))
-    fast = speed > max_speed
-    if fast.any():
-        v[fast] *= (max_speed / speed[fast])[:, None]
-
-
-# ---------------------------------------------------------------------- divergence
-def divergence_speed(max_speed: float) -> float:
-    """Speed (m/s) above which a particle has blown up: DIVERGED_SPEED, or more with a max_speed."""
-    if not np.isfinite(max_speed):
-        return DIVERGED_SPEED
-    return max(DIVERGED_SPEED, DIVERGED_OVER_MAX_SPEED * float(max_speed))
-
-
-def diverged_particles(state: ParticleState, max_speed: float) -> BoolArray:
-    """(N,) True where a particle is NaN/inf, faster than the divergence speed or absurdly far away."""
-    x, v = state.positions, state.velocities
-    with np.errstate(invalid="ignore", over="ignore"):
-        slow = np.einsum("ij,ij->i", v, v) <= divergence_speed(max_speed) ** 2
-        near = row_abs_max(x) <= geometry.MAX_COORDINATE
-    bad: BoolArray = ~(slow & near)  # NaN compares False: counted as bad
-    return bad
-
-
-def divergence_error(
-    bad: BoolArray,
-    state: ParticleState,
-    bodies: Sequence[Body],
-    settings: SolverSettings,
-    frame: int,
-    time: float,
-    dt: float,
-) -> SimulationDivergedError:
-    """The error for a blown-up step: which bodies, what went wrong, which settings to change."""
-    labels = [
-        body.name or f"{body.kind} {number}" for number, body in enumerate(bodies) if bad[body.indices].any()
-    ]
-    count = int(np.count_nonzero(bad))
-    x, v = state.positions[bad], state.velocities[bad]
-    if not (np.isfinite(x).all() and np.isfinite(v).all()):
-        cause = "NaN or infinite positions"
-    elif np.abs(x).max() > geometry.MAX_COORDINATE:
-        cause = f"positions beyond {geometry.MAX_COORDINATE:g} m"
-    else:
-        cause = f"speeds above {divergence_speed(settings.max_speed):g} m/s"
-    shown = ", ".join(repr(label) for label in labels[:3]) + (" and others" if len(labels) > 3 else "")
-    first = repr(labels[0]) if labels else "the objects"
-    s = settings
-    return SimulationDivergedError(
-        f"the simulation blew up in step {frame + 1} (t = {time + dt:.4g} s): {count} "
-        f"particles of {shown or 'the world'} got {cause}; kept the last good state (before this "
-        f"step). Use more substeps (now {s.substeps}), a lower relaxation (now {s.relaxation:g}) "
-        f"or a max_speed limit (now {s.max_speed:g} m/s), and check {first} for an extreme density "
-        "or mass next to what it touches, or objects overlapping at the start",
-        tuple(labels),
-        count,
-    )

@@ -36,8 +36,8 @@ How to use it::
 each constraint family is a pure function in its own module (contacts, colliders, shape_matching,
 distance). Behind the façade: :mod:`.builder` checks and appends what ``add_*`` adds (as warp's
 ``ModelBuilder``), :mod:`.limits` holds the memory and fill limits, :mod:`.pins` schedules moving
-pins, :mod:`.snapshot_codec` encodes and restores snapshots, and the solver owns the colliders
-(:mod:`.collider_set`). Settings are declared once in :mod:`.settings`.
+pins, :mod:`.snapshot_codec` encodes and restores snapshots, :mod:`.divergence` detects blow-ups, and
+the solver owns the colliders (:mod:`.collider_set`). Settings are declared once in :mod:`.settings`.
 
 Choices worth knowing (each measured; see the tests):
 
@@ -52,9 +52,8 @@ Choices worth knowing (each measured; see the tests):
   moved are searched again (or, when many did, everything).
 
 Known limits (docs/physics.md): a column of boxes turned by a degree or off-centre still falls; an
-unpinned cloth draped over a collider stretches at the support (26% at the apex in the S1 benchmark), as
-the weight reaches it a few edges per small step; Position Based Fluids compress under deep columns with
-one density iteration per small step.
+unpinned cloth draped over a collider stretches at the support (26% at the apex in the S1 benchmark);
+Position Based Fluids compress under deep columns with one density iteration per small step.
 """
 
 from __future__ import annotations
@@ -69,6 +68,7 @@ from . import snapshot_codec
 from .bodies import Body, Cloth, Fluid, Granular, RigidBody
 from .builder import DEFAULT_ROLLING_FRICTION, WorldBuilder, positive, world_settings
 from .colliders import MeshCollider, PlaneCollider
+from .divergence import diverged_particles, divergence_error
 from .errors import SimulationInputError
 from .fields import FieldSystem, ForceField
 from .limits import BYTES_PER_PARTICLE, DEFAULT_MEMORY_FRACTION, ParticleBudget
@@ -76,7 +76,7 @@ from .limits import physical_memory as _physical_memory
 from .model import ParticleModel
 from .pins import PinSchedule, finish_pins
 from .settings import SolverSettings
-from .solver import Solver, diverged_particles, divergence_error
+from .solver import Solver
 from .state import ParticleState, Snapshot
 
 __all__ = ["BYTES_PER_PARTICLE", "SolverSettings", "World"]
