@@ -83,3 +83,43 @@ def test_settling_fill_never_jumps_and_no_grain_gains_energy() -> None:
     # The settled fill is no looser than a random close packing of touching grains can be: its top at
     # most where it started (the FCC fill is 12% looser than touching grains), nothing below the floor.
     assert float(w.positions[g.indices][:, 2].min()) > 0.97 * R
+
+
+def _collapse(aspect: float, nudge: float = 0.0) -> tuple[float, float]:
+    """A cylinder of Dry Sand (1 cm grains, friction 0.7, density 1600) of radius R0 = 5 cm and height
+    aspect * R0, released on a floor (friction 0.7); after 1.25 s returns the runout (R_inf - R0) / R0
+    and the final height H_inf / R0 (R_inf: the 99th percentile of the grains' distance from the axis
+    plus a radius; H_inf: the highest grain top)."""
+    r0 = 0.05
+    height = aspect * r0
+    v, f = box_mesh((2.0 * r0, 2.0 * r0, height), (0.0, 0.0, height / 2.0))
+    pts = fill_mesh_with_grains(v, f, R)
+    pts = pts[np.hypot(pts[:, 0], pts[:, 1]) <= r0 - R]
+    pts += np.random.default_rng(3).uniform(-nudge, nudge, pts.shape) * R
+    w = World(radius=R)
+    w.add_collider_plane(friction=0.7)
+    g = w.add_granular(pts, friction=0.7, density=1600.0)
+    for _ in range(30):
+        w.step(1.0 / 24.0)
+    x = w.positions[g.indices]
+    r_inf = float(np.percentile(np.hypot(x[:, 0], x[:, 1]), 99)) + R
+    return (r_inf - r0) / r0, (float(x[:, 2].max()) + R) / r0
+
+
+def test_collapsing_column_leaves_a_cone_as_high_as_real_sand() -> None:
+    # Lube, Huppert, Sparks, Hallworth, "Axisymmetric collapses of granular columns", J. Fluid Mech. 508
+    # (2004): for aspect ratios a = H0/R0 above ~0.74 the deposit's central cone stands H_inf/R0 =
+    # 0.88 a^(1/6) high, whatever the material (sand, salt, sugar, rice, couscous), and the runout is
+    # (R_inf - R0)/R0 = 1.24 a (a < 1.7) or 1.6 a^(1/2) (a > 1.7). At a = 2: H_inf/R0 = 0.99, runout 2.26.
+    # Before the support pass the released column flattened to H_inf/R0 = 0.49 (its grains' overlap
+    # grew with depth as it fell, and the flow spread it as a liquid would); now 0.92. Tolerance: the
+    # experiments' scatter about the law is ~10%; this column is only 5 grains in radius (the
+    # experiments' 17-97 mm columns of sub-mm grains were 30-200), so the top grain alone is 0.2 R0.
+    # The runout is still short of the law (1.26 against 2.26; see docs/physics.md): only a lower bound
+    # that says the column did collapse and spread is held here.
+    # Nudging the grains by 0.01-0.03 r (other CPUs' rounding) gave heights 0.85-0.98 and runouts 1.22-1.30.
+    aspect = 2.0
+    runout, height = _collapse(aspect)
+    expected = 0.88 * aspect ** (1.0 / 6.0)
+    assert 0.8 * expected < height < 1.15 * expected, (height, expected)
+    assert runout > 0.8, runout
