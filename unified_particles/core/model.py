@@ -228,6 +228,7 @@ class ParticleModel:
         self.particle_is_grain: BoolArray = self.particle_kind == KIND_GRANULAR
         # Grains that may touch grains (the solver's granular support pass runs only then).
         self.any_granular_pairs = self.any_pairs and int(np.count_nonzero(self.particle_is_grain)) > 1
+        self.all_grains = bool(self.particle_is_grain.all())
         self.cloth_and_others = bool(self.particle_is_cloth.any()) and not bool(self.particle_is_cloth.all())
         self.any_cloth_self = bool(
             np.any(self.group_self_collides[self.particle_group[self.particle_kind == KIND_CLOTH]])

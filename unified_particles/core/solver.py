@@ -22,7 +22,7 @@ from .colliders import ColliderContacts, collider_corrections
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
 from .distance import GaussSeidelSolver, JacobiSolver
 from .errors import SimulationDivergedError
-from .fastops import column_max, column_min, row_abs_max, rows_all
+from .fastops import column_max, column_min, gather_difference, row_abs_max, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
 from .kinematic import KinematicFrame
@@ -67,9 +67,12 @@ DIVERGED_OVER_MAX_SPEED = 10.0
 # Cap of the shock-propagation exponent k * height: exp(50) ~ 5e21 is far beyond any mass ratio the
 # contacts can use (max_mass_ratio limits it), and exp of larger values overflows float64 near 709.
 SHOCK_EXPONENT_CAP = 50.0
-# Grain support pass (Solver._granular_support_pass): layers this many radii thick, swept bottom up,
-# over pairs closer than 2r plus this many radii (a grain below that moved up may then touch).
+# Grain support pass (Solver._granular_support_pass): layers this many radii thick, swept bottom up.
+# One radius took twice the sweeps and held a 40-grain column no better (99.98% of its height).
 SUPPORT_LAYER_RADII = 2.0
+# The sweep looks at pairs closer than 2r plus this many radii: a grain below that stopped leaves the
+# one above it overlapping it. With only the pairs that overlapped before the sweep (0) that column lost
+# 1.5% of its height instead of 0.02%.
 SUPPORT_REACH_RADII = 0.5
 # Collider contacts approaching slower than the speed gravity adds in this many small steps do not
 # bounce, so resting contacts stay at rest.
@@ -346,25 +349,31 @@ class Solver:
         never moves a grain the solve did not move (no potential energy added either).
         """
         model = self.model
-        grain = model.particle_is_grain if self._dynamic is None else model.particle_is_grain & self._dynamic
-        both = np.flatnonzero(grain[pair_i] & grain[pair_j])
-        if not len(both):
-            return
-        i, j = pair_i[both], pair_j[both]
-        r = self.radius
-        # Pairs that touch, or will once the grain below has moved out of its own overlaps.
-        d = x_pred[i] - x_pred[j]
-        near = np.einsum("ij,ij->i", d, d) < ((2.0 + SUPPORT_REACH_RADII) * r) ** 2
-        if not near.any():
-            return
-        i, j = i[near], j[near]
         g = float(np.linalg.norm(self.gravity))
         if g == 0.0:
             return
-        height = np.einsum("ij,j->i", x_pred, -self.gravity / g)
+        grain = model.particle_is_grain if self._dynamic is None else model.particle_is_grain & self._dynamic
+        i, j = pair_i, pair_j
+        if not model.all_grains or self._dynamic is not None:
+            both = np.flatnonzero(grain[pair_i] & grain[pair_j])
+            i, j = pair_i[both], pair_j[both]
+        if not len(i):
+            return
+        r = self.radius
+        # Pairs that touch, or will once the grain below has stopped (coordinate-major gathers: see
+        # fastops); none overlapping: nothing to push.
+        xt = np.ascontiguousarray(x_pred.T)
+        d = gather_difference(xt, i, j)
+        d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+        if not (d2 < (2.0 * r) ** 2).any():
+            return
+        near = np.flatnonzero(d2 < ((2.0 + SUPPORT_REACH_RADII) * r) ** 2)
+        i, j = i[near], j[near]
+        height = np.dot(-self.gravity / g, xt)
         hi, hj = height[i], height[j]
-        upper = np.where(hi >= hj, i, j)
-        lower = np.where(hi >= hj, j, i)
+        above = hi >= hj
+        upper = np.where(above, i, j)
+        lower = np.where(above, j, i)
         level = np.floor((np.maximum(hi, hj) - height[grain].min()) / (SUPPORT_LAYER_RADII * r))
         # Sorted by layer, then by upper grain: each layer's pairs are a slice, and each grain's pairs
         # within it a run (summed by reduceat).
