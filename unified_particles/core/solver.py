@@ -342,11 +342,12 @@ class Solver:
         as velocity threw the column up to twice its height). Shock propagation (Macklin 2014 Sec. 4.3,
         after Guendelman, Bridson, Fedkiw 2003, "Nonconvex rigid bodies with stacking", Sec. 7) treats
         each grain as immovable for the ones above it and sweeps the contacts bottom up, layer by layer
-        (layers a grain diameter thick, ``SUPPORT_LAYER_RADII``), so the whole pile is supported within one
-        small step. Its masses are not the real ones, so its corrections are kept energy-safe: each
-        grain's step x* - x is only shortened along its own direction, at most to zero, never turned
-        or lengthened. A grain it acts on can only slow down (kinetic energy never grows), and it
-        never moves a grain the solve did not move (no potential energy added either).
+        (layers a grain diameter thick, ``SUPPORT_LAYER_RADII``), so the whole pile is supported within
+        one small step. Its masses are not the real ones, so its corrections are kept energy-safe: a
+        grain's step x* - x only loses (some of) its part into the grains below, never grows. A grain it
+        acts on can only slow down (kinetic energy never grows), and it stays between where it started
+        and where the solve put it; a grain sliding into one below may be turned upwards, trading speed
+        for height as a real one would, never more than it had.
         """
         model = self.model
         g = float(np.linalg.norm(self.gravity))
