@@ -61,6 +61,7 @@ class ParticleModel:
         particle_kind: (N,) int64, ``KIND_GRANULAR``, ``KIND_RIGID``, ``KIND_CLOTH`` or ``KIND_FLUID``.
         particle_is_cloth: (N,) bool, kind is cloth.
         particle_is_fluid: (N,) bool, kind is fluid (``World.add_fluid``).
+        particle_is_grain: (N,) bool, kind is granular (``World.add_granular``).
         particle_viscosity, particle_fluid_cohesion, particle_adhesion, particle_vorticity: (N,) fluid
             parameters (see :mod:`.fluid`; zero for other particles).
         any_fluid: some particle is fluid.
@@ -234,6 +235,10 @@ class ParticleModel:
         self.has_rolling_friction = bool(np.any(self.particle_rolling_friction > 0.0))
         self.any_pairs = len(self.group_self_collides) > 1 or bool(np.any(self.group_self_collides))
         self.particle_is_cloth: BoolArray = self.particle_kind == KIND_CLOTH
+        self.particle_is_grain: BoolArray = self.particle_kind == KIND_GRANULAR
+        # Grains that may touch grains (the solver's granular support pass runs only then).
+        self.any_granular_pairs = self.any_pairs and int(np.count_nonzero(self.particle_is_grain)) > 1
+        self.all_grains = bool(self.particle_is_grain.all())
         self.cloth_and_others = bool(self.particle_is_cloth.any()) and not bool(self.particle_is_cloth.all())
         self.any_cloth_self = bool(
             np.any(self.group_self_collides[self.particle_group[self.particle_kind == KIND_CLOTH]])

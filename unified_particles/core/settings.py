@@ -73,7 +73,10 @@ class SolverSettings:
             Eq. 11), 1..2. Default 1.0 (1.5 with shock propagation blew up a falling block of grains).
         shock_propagation: mass-scaling factor k, 1/m: contact masses m* = m exp(-k height) so
             lower particles in a stack act heavier (paper Sec. 4.3). Default 2 (0.5 let columns of
-            five boxes creep and topple within 3 s).
+            five boxes creep and topple within 3 s). Any value > 0 also turns on the grains' support
+            pass (``Solver._granular_support_pass``: each small step ends with a bottom-up sweep that
+            stops grains moving into the grains below, so deep piles hold their height); 0 turns both
+            off.
         sleep_threshold: particles slower than this (m/s) after a small step that touch something
             (or belong to a rigid body that does) are frozen for that step. Default 0 (off).
         max_speed: particle speed limit, m/s. Default inf (no limit).

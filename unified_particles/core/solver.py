@@ -25,6 +25,7 @@ from .distance import GaussSeidelSolver, JacobiSolver
 from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
+from .grain_support import support_grains
 from .kinematic import KinematicFrame
 from .model import KIND_CLOTH, ParticleModel
 from .neighbors import find_pairs, pairs_touching
@@ -192,6 +193,12 @@ class Solver:
             self._cloth_contact_pass(state, x_pred, pair_i, pair_j, w_contact)
         if kin is not None:  # kinematic: exactly on its path (shape matching nudged it by rounding)
             x_pred[kin.idx] = x_kin
+        if s.shock_propagation > 0.0 and model.any_granular_pairs:
+            grain = (
+                model.particle_is_grain if self._dynamic is None else model.particle_is_grain & self._dynamic
+            )
+            every_pair = model.all_grains and self._dynamic is None
+            support_grains(x, x_pred, pair_i, pair_j, grain, every_pair, self.radius, self.gravity)
         # 6. Velocity update, restitution, sleeping; commit positions.
         v_before = v.copy() if s.restitution > 0.0 else v
         v[...] = (x_pred - x) / h
