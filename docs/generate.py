@@ -895,7 +895,8 @@ def stale_blocks(with_bpy: bool, only_bpy: bool = False) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 # The docs' examples and what they say they print
 
-NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# NumPy prints a whole float as "0." (and "-0."): the dot without digits is part of the number.
+NUMBER = re.compile(r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?")
 TOLERANCE = re.compile(r"\s*\(±\s*([\d.e-]+)\)\s*$")
 
 
