@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from .distance import edge_diamonds
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
@@ -42,18 +44,7 @@ def bending_stencils(x: FloatArray, triangles: IntArray) -> tuple[IntArray, Floa
     weights, area (E,) the rest area of the two triangles, m^2). An edge shared by more than two
     triangles gets one diamond per consecutive pair; degenerate diamonds (zero area) are dropped.
     """
-    t = np.asarray(triangles, dtype=np.int64)
-    a = np.concatenate([t[:, 0], t[:, 1], t[:, 2]])
-    b = np.concatenate([t[:, 1], t[:, 2], t[:, 0]])
-    opp = np.concatenate([t[:, 2], t[:, 0], t[:, 1]])
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    n = int(t.max()) + 1 if t.size else 1
-    key = lo * n + hi
-    order = np.argsort(key, kind="stable")
-    key, lo, hi, opp = key[order], lo[order], hi[order], opp[order]
-    same = np.flatnonzero(key[1:] == key[:-1])
-    idx = np.stack([lo[same], hi[same], opp[same], opp[same + 1]], axis=1)
-    idx = idx[idx[:, 2] != idx[:, 3]]
+    idx = edge_diamonds(triangles)
     x0, x1, x2, x3 = (x[idx[:, k]] for k in range(4))
     e0, e1, e2, e3, e4 = x1 - x0, x2 - x0, x3 - x0, x2 - x1, x3 - x1
     c01, c02 = _cot(e0, e1), _cot(e0, e2)

@@ -30,15 +30,12 @@ def mesh_edges(triangles: IntArray) -> IntArray:
     return np.unique(e, axis=0).astype(np.int64)
 
 
-def bending_pairs(triangles: IntArray) -> IntArray:
-    """(K, 2) pairs of vertices opposite an edge shared by two triangles (one pair per triangle pair).
-
-    Cloth gets unilateral distance limits on them (``ParticleModel.stretch_limit``): they bound the
-    stretch across each edge's diamond, and do not resist bending (folding brings the pair closer).
-
-    An edge shared by more than two triangles (non-manifold) gets pairs between consecutive triangles.
-    """
-    t = triangles
+def edge_diamonds(triangles: IntArray) -> IntArray:
+    """(D, 4) the diamond of each edge shared by two triangles: the edge's ends (lo < hi), then the
+    vertices opposite it in the two triangles. An edge shared by more than two triangles (non-manifold)
+    gets one diamond per pair of consecutive triangles; diamonds whose opposite vertices coincide are
+    dropped."""
+    t = np.asarray(triangles, dtype=np.int64)
     # Each triangle contributes its three edges with the vertex opposite each.
     a = np.concatenate([t[:, 0], t[:, 1], t[:, 2]])
     b = np.concatenate([t[:, 1], t[:, 2], t[:, 0]])
@@ -47,11 +44,19 @@ def bending_pairs(triangles: IntArray) -> IntArray:
     n = int(t.max()) + 1 if t.size else 1
     key = lo * n + hi
     order = np.argsort(key, kind="stable")
-    key, opp = key[order], opp[order]
-    same = key[1:] == key[:-1]
-    p = np.stack([opp[:-1][same], opp[1:][same]], axis=1)
-    p = p[p[:, 0] != p[:, 1]]
-    p = np.sort(p, axis=1)
+    key, lo, hi, opp = key[order], lo[order], hi[order], opp[order]
+    same = np.flatnonzero(key[1:] == key[:-1])
+    idx = np.stack([lo[same], hi[same], opp[same], opp[same + 1]], axis=1)
+    return idx[idx[:, 2] != idx[:, 3]]
+
+
+def bending_pairs(triangles: IntArray) -> IntArray:
+    """(K, 2) pairs of vertices opposite an edge shared by two triangles (one pair per triangle pair).
+
+    Cloth gets unilateral distance limits on them (``ParticleModel.stretch_limit``): they bound the
+    stretch across each edge's diamond, and do not resist bending (folding brings the pair closer).
+    """
+    p = np.sort(edge_diamonds(triangles)[:, 2:], axis=1)
     return np.unique(p, axis=0).astype(np.int64) if len(p) else np.zeros((0, 2), np.int64)
 
 
