@@ -138,6 +138,17 @@ def coordinates(
     return coords, ra_w, rb_w, fa, fb, euler_axes(fa, fb, coords[:, 3:])
 
 
+def dual_basis(g: FloatArray) -> FloatArray:
+    """(K, 3, 3) the dual basis of the columns g_k of ``g`` (d_i . g_k = 1 if i = k else 0), as columns:
+    d_0 = g_1 x g_2 / det and cyclic. The gradients of the Euler angles per unit turn (``euler_axes``)."""
+    g0, g1, g2 = g[:, :, 0], g[:, :, 1], g[:, :, 2]
+    d = np.empty_like(g)
+    d[:, :, 0], d[:, :, 1], d[:, :, 2] = cross(g1, g2), cross(g2, g0), cross(g0, g1)
+    det = np.einsum("ki,ki->k", g0, d[:, :, 0])
+    # Euler XYZ is singular at b = +-90 degrees (g_0 parallel to g_2), as in Bullet's generic joint.
+    return np.asarray(d / np.where(np.abs(det) > 1e-9, det, 1e-9)[:, None, None], dtype=np.float64)
+
+
 def wrap_angle(a: FloatArray) -> FloatArray:
     """Angles folded into (-pi, pi] (a change of an Euler angle across its seam)."""
     return np.asarray((a + np.pi) % (2.0 * np.pi) - np.pi, dtype=np.float64)
@@ -154,6 +165,31 @@ def positional_inverse_mass(
 def angular_inverse_mass(inv_inertia: FloatArray, n: FloatArray) -> FloatArray:
     """(K,) generalized inverse masses n^T I^-1 n of a rotation about ``n`` (Müller et al. 2020, Eq. 11)."""
     return np.asarray(np.einsum("ki,kij,kj->k", n, inv_inertia, n), dtype=np.float64)
+
+
+def point_mass_matrix(inv_mass: FloatArray, inv_inertia: FloatArray, r: FloatArray) -> FloatArray:
+    """(K, 3, 3) how a pivot at offset ``r`` (K, 3) moves per unit impulse: dx = (E/m - [r]x I^-1 [r]x) p
+    (the inverse effective mass of a point on a rigid body, as Bullet's point-to-point constraint)."""
+    rx = skew(r)
+    return np.asarray(inv_mass[:, None, None] * np.eye(3) - rx @ inv_inertia @ rx, dtype=np.float64)
+
+
+def block_impulse(
+    matrix: FloatArray, rows: FloatArray, change: FloatArray, active: NDArray[np.bool_]
+) -> FloatArray:
+    """(K, 3) world impulse that changes the coordinates whose gradients are the columns of ``rows``
+    (K, 3, 3) by ``change`` (K, 3) where ``active``, and leaves the inactive ones' multipliers at zero.
+
+    Solves (D^T M D) mu = change on the active rows (M = ``matrix``, the relative motion per unit
+    impulse, D = rows) as one 3 x 3 block, so coupled rows converge in one step: corrected along one
+    direction at a time, a long rod's anisotropic inertia fed each correction back into the others and
+    two joined rods drifted apart by a millimetre per frame.
+    """
+    m = active.astype(np.float64)
+    a = np.transpose(rows, (0, 2, 1)) @ matrix @ rows
+    a = a * m[:, :, None] * m[:, None, :] + np.eye(3) * (1.0 - m)[:, None, :]
+    mu = np.linalg.solve(a, (change * m)[:, :, None])[:, :, 0]
+    return np.asarray(np.einsum("kij,kj->ki", rows, mu), dtype=np.float64)
 
 
 def split_direction(correction: FloatArray) -> tuple[FloatArray, FloatArray]:

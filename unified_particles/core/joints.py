@@ -227,8 +227,11 @@ class JointSystem:
             r, c = state.rigid_rotation[body.number], state.rigid_center[body.number]
             return r.T @ (pivot - c), r.T @ frame, body.number, body.group
 
-        anchor_a, frame_a, number_a, group_a = local(body_a)
-        anchor_b, frame_b, number_b, group_b = local(body_b)
+        # Joined to the world, the world is side A: the coordinates, limits and motors then measure
+        # the body's motion relative to the world (a slider's lin_x grows as the body moves along +X).
+        first, second = (None, body_a) if body_b is None else (body_a, body_b)
+        anchor_a, frame_a, number_a, group_a = local(first)
+        anchor_b, frame_b, number_b, group_b = local(second)
         self._rows.append(dict(
             body_a=number_a, body_b=number_b, anchor_a=anchor_a,
             frame_a=frame_a, anchor_b=anchor_b, frame_b=frame_b, lower=lower, upper=upper,
@@ -256,7 +259,7 @@ class JointSystem:
         ends = np.concatenate([col["body_a"], col["body_b"]])
         bodies = np.unique(ends[ends >= 0])
         k = len(bodies)
-        la = np.searchsorted(bodies, col["body_a"])
+        la = np.where(col["body_a"] >= 0, np.searchsorted(bodies, np.maximum(col["body_a"], 0)), k)
         lb = np.where(col["body_b"] >= 0, np.searchsorted(bodies, np.maximum(col["body_b"], 0)), k)
         chosen = np.isin(sm.body, bodies)
         local_body = np.searchsorted(bodies, sm.body[chosen])
@@ -271,6 +274,7 @@ class JointSystem:
         self._arrays = dict(
             bodies=bodies, la=la, lb=lb, pidx=sm.idx[chosen], plocal=local_body, prest=rest, pmass=mass_p,
             mass=mass, inv_inertia=np.linalg.inv(inertia), colours=_colours(la, lb, k), **col,
+            driven=bool(np.any(np.concatenate([col["stiffness"], col["damping"], col["motor_max"]]) > 0.0)),
         )  # fmt: skip
         self._prepared_for = sm
         return self._arrays
@@ -318,18 +322,22 @@ class JointSystem:
         pose_p = np.zeros((k + 1, 3))
         pose_p[:k] = _centres(x_pred[pidx], plocal, arr["pmass"], arr["mass"])
         pose_r = np.concatenate([state.rigid_rotation[bodies], np.eye(3)[None]])
-        prev_p = np.zeros((k + 1, 3))
-        prev_p[:k] = _centres(x[pidx], plocal, arr["pmass"], arr["mass"])
-        prev_r = np.concatenate([rot_prev[bodies], np.eye(3)[None]])
         inv_i = np.zeros((k + 1, 3, 3))
         inv_i[:k] = pose_r[:k] @ arr["inv_inertia"] @ np.transpose(pose_r[:k], (0, 2, 1))
         inv_i *= moving[:, None, None]
         intact = ~self.broken
-        prev = js.coordinates(*self._poses(arr, prev_p, prev_r, slice(None)))[0]
+        prev = None
+        if arr["driven"]:  # springs and motors need the coordinates at the step's start
+            prev_p = np.zeros((k + 1, 3))
+            prev_p[:k] = _centres(x[pidx], plocal, arr["pmass"], arr["mass"])
+            prev_r = np.concatenate([rot_prev[bodies], np.eye(3)[None]])
+            prev = js.coordinates(*self._poses(arr, prev_p, prev_r, slice(None)))[0]
         for colour in arr["colours"]:
             jc = colour[intact[colour]]
             if len(jc):
-                self._solve_colour(arr, jc, pose_p, pose_r, inv_mass, inv_i, prev[jc], h)
+                self._solve_colour(
+                    arr, jc, pose_p, pose_r, inv_mass, inv_i, None if prev is None else prev[jc], h
+                )
         # Each body's particles back at its corrected pose (kinematic ones stay on their path).
         dyn = ~kinematic
         if dyn.any():
@@ -359,7 +367,7 @@ class JointSystem:
         r: FloatArray,
         inv_mass: FloatArray,
         inv_i: FloatArray,
-        prev: FloatArray,
+        prev: FloatArray | None,
         h: float,
     ) -> None:
         """Springs and motors, angular locks and limits, linear locks and limits of the joints ``jc``
@@ -369,7 +377,7 @@ class JointSystem:
         stiff, damp = arr["stiffness"][jc], arr["damping"][jc]
         mv, mmax = arr["motor_v"][jc], arr["motor_max"][jc]
         driven = np.flatnonzero(((stiff > 0.0) | (damp > 0.0) | (mmax > 0.0)).any(axis=0))
-        if len(driven):
+        if len(driven) and prev is not None:
             coords, ra, rb, fa, _, g = js.coordinates(*self._poses(arr, p, r, jc))
             for dof in driven:  # at most six passes, each over all the colour's joints
                 angular = dof >= 3
@@ -383,23 +391,25 @@ class JointSystem:
                 lam = js.spring_multiplier(coords[:, dof], dc, stiff[:, dof], damp[:, dof], w, h)
                 lam = lam + js.motor_multiplier(dc, mv[:, dof], mmax[:, dof], w, h)
                 self._apply(p, r, a, b, wa, wb, ia, ib, ra, rb, lam[:, None] * n, angular)
-        # Angular locks and limits: one rotation of B relative to A, -sum e_k g_k (first order).
+        # Angular locks and limits: rows are the Euler angles, whose gradients (per unit relative turn)
+        # are the dual basis of their rate axes g_k; locked rows stay active at zero error.
         coords, ra, rb, fa, _, g = js.coordinates(*self._poses(arr, p, r, jc))
         lo, hi = arr["lower"][jc], arr["upper"][jc]
         excess = coords - np.clip(coords, lo, hi)
-        length, n = js.split_direction(-np.einsum("kij,kj->ki", g, excess[:, 3:]))
-        w = js.angular_inverse_mass(ia, n) + js.angular_inverse_mass(ib, n)
-        lam = length / np.where(w > 0.0, w, np.inf)
-        self._apply(p, r, a, b, wa, wb, ia, ib, ra, rb, lam[:, None] * n, True)
-        self.torque[jc] = lam / (h * h)
-        # Linear locks and limits at the pivots, after the rotation moved them.
-        coords, ra, rb, fa, _, _ = js.coordinates(*self._poses(arr, p, r, jc))
-        excess = coords[:, :3] - np.clip(coords[:, :3], lo[:, :3], hi[:, :3])
-        length, n = js.split_direction(-np.einsum("kij,kj->ki", fa, excess))
-        w = js.positional_inverse_mass(wa, ia, ra, n) + js.positional_inverse_mass(wb, ib, rb, n)
-        lam = length / np.where(w > 0.0, w, np.inf)
-        self._apply(p, r, a, b, wa, wb, ia, ib, ra, rb, lam[:, None] * n, False)
-        self.force[jc] = lam / (h * h)
+        active = (excess != 0.0) | (lo == hi)
+        if active[:, 3:].any():
+            rows = js.dual_basis(g)
+            turn = js.block_impulse(ia + ib, rows, -excess[:, 3:], active[:, 3:])
+            self._apply(p, r, a, b, wa, wb, ia, ib, ra, rb, turn, True)
+            self.torque[jc] = js.norms(turn) / (h * h)
+            coords, ra, rb, fa, _, _ = js.coordinates(*self._poses(arr, p, r, jc))
+            excess = coords - np.clip(coords, lo, hi)
+            active = (excess != 0.0) | (lo == hi)
+        # Linear locks and limits at the pivots (after the turn moved them), along A's joint axes.
+        matrix = js.point_mass_matrix(wa, ia, ra) + js.point_mass_matrix(wb, ib, rb)
+        push = js.block_impulse(matrix, fa, -excess[:, :3], active[:, :3])
+        self._apply(p, r, a, b, wa, wb, ia, ib, ra, rb, push, False)
+        self.force[jc] = js.norms(push) / (h * h)
 
     @staticmethod
     def _apply(
@@ -490,7 +500,7 @@ def _colours(la: IntArray, lb: IntArray, world: int) -> list[IntArray]:
     used: list[set[int]] = []
     colour = np.zeros(len(la), dtype=np.int64)
     for j, (a, b) in enumerate(zip(la.tolist(), lb.tolist(), strict=True)):
-        ends = {a} | ({b} if b != world else set())
+        ends = {a, b} - {world}
         c = next((c for c, u in enumerate(used) if not (u & ends)), len(used))
         if c == len(used):
             used.append(set())
