@@ -76,7 +76,10 @@ def joint_options(c: Any, step: float) -> tuple[dict[str, Any], list[str]]:
         if getattr(c, f"use_limit_{dof}"):
             lower, upper = float(getattr(c, f"limit_{dof}_lower")), float(getattr(c, f"limit_{dof}_upper"))
             if lower <= upper:  # Bullet: lower above upper leaves the axis free
-                limits[dof] = (lower, upper)
+                # Blender's angles turn object1 relative to object2, the core's object2 relative to
+                # object1 (measured with Bullet: a hinge limited to [-0.2, 1.0] rad stops a door falling
+                # the core's negative way at 1.0); its offsets are object2's relative to object1 in both.
+                limits[dof] = (-upper, -lower) if dof.startswith("ang") else (lower, upper)
     springs: dict[str, tuple[float, float]] = {}
     if c.type == "GENERIC_SPRING":
         for axis in "xyz":
@@ -89,7 +92,8 @@ def joint_options(c: Any, step: float) -> tuple[dict[str, Any], list[str]]:
     motors: dict[str, tuple[float, float]] = {}
     if c.type == "MOTOR":
         if c.use_motor_ang:
-            motors["ang_x"] = (float(c.motor_ang_target_velocity), float(c.motor_ang_max_impulse) / step)
+            # Bullet drives object1's spin relative to object2 (as the angles above): reversed here.
+            motors["ang_x"] = (-float(c.motor_ang_target_velocity), float(c.motor_ang_max_impulse) / step)
         if c.use_motor_lin:
             motors["lin_x"] = (float(c.motor_lin_target_velocity), float(c.motor_lin_max_impulse) / step)
     options: dict[str, Any] = {"limits": limits, "springs": springs, "motors": motors}

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import joint_solve as js
 from .bodies import RigidBody
 from .errors import SimulationInputError
+from .rotations import polar_rotations
 
 if TYPE_CHECKING:
     from .model import ParticleModel
@@ -53,6 +54,12 @@ _LOCKED_BY_KIND = {
     "MOTOR": (),
 }
 KINDS = tuple(_LOCKED_BY_KIND)
+# Weight of the previous rotation in a joined body's rotation fit, relative to its inertia's trace: far
+# below anything a solid body's fit resolves (a lag of 1e-9 of a small step's turn), but it picks the
+# turn about the line of a body whose particles are collinear (a rod one particle thick), which the
+# plain fit leaves undetermined: shape matching flipped such a hinged door 180 degrees about its length
+# as it passed the vertical, and the hinge's locks then threw it away.
+FIT_BIAS = 1e-9
 # The joint axis ``axis`` names: Z for a hinge (Blender's hinge turns about its Z), X for the kinds
 # that slide along or drive X, Z otherwise.
 _MAIN_AXIS = {"HINGE": 2, "SLIDER": 0, "PISTON": 0, "MOTOR": 0}
@@ -274,6 +281,7 @@ class JointSystem:
         self._arrays = dict(
             bodies=bodies, la=la, lb=lb, pidx=sm.idx[chosen], plocal=local_body, prest=rest, pmass=mass_p,
             mass=mass, inv_inertia=np.linalg.inv(inertia), colours=_colours(la, lb, k), **col,
+            fit_bias=FIT_BIAS * np.trace(inertia, axis1=1, axis2=2),
             driven=bool(np.any(np.concatenate([col["stiffness"], col["damping"], col["motor_max"]]) > 0.0)),
         )  # fmt: skip
         self._prepared_for = sm
@@ -295,6 +303,17 @@ class JointSystem:
         """A joint that keeps its bodies from colliding came or went: the pair lists are rebuilt."""
         if self.on_pairs_changed is not None:
             self.on_pairs_changed()
+
+    def keep_rotations(self, solved: FloatArray, fitted: FloatArray) -> FloatArray:
+        """``fitted`` (B, 3, 3), the frame's closing fit of every rigid body, with the joined bodies'
+        rotations from the last joint solve (``solved``): the plain fit may turn a body of collinear
+        particles about its line, and the next step starts from this rotation."""
+        if self._arrays is None or not len(self._arrays["bodies"]):
+            return fitted
+        bodies = self._arrays["bodies"]
+        out = fitted.copy()
+        out[bodies] = solved[bodies]
+        return out
 
     # ------------------------------------------------------------------ the solve
     def solve(
@@ -321,7 +340,8 @@ class JointSystem:
         inv_mass = moving / np.append(arr["mass"], 1.0)
         pose_p = np.zeros((k + 1, 3))
         pose_p[:k] = _centres(x_pred[pidx], plocal, arr["pmass"], arr["mass"])
-        pose_r = np.concatenate([state.rigid_rotation[bodies], np.eye(3)[None]])
+        fit = _fit_rotations(x_pred[pidx] - pose_p[plocal], arr, rot_prev[bodies])
+        pose_r = np.concatenate([fit, np.eye(3)[None]])
         inv_i = np.zeros((k + 1, 3, 3))
         inv_i[:k] = pose_r[:k] @ arr["inv_inertia"] @ np.transpose(pose_r[:k], (0, 2, 1))
         inv_i *= moving[:, None, None]
@@ -485,6 +505,19 @@ def add_joint(
     if solver.joints is None:
         solver.joints = JointSystem(solver.candidates.reset)
     return solver.joints.add(state, body_a, body_b, kind, options)
+
+
+def _fit_rotations(offset: FloatArray, arr: dict[str, Any], previous: FloatArray) -> FloatArray:
+    """(K, 3, 3) each joined body's rotation: the polar decomposition of sum m (x - p) q^T (shape
+    matching's fit, mass-weighted) plus ``fit_bias`` times its ``previous`` rotation (K, 3, 3)."""
+    body, mass_p, rest = arr["plocal"], arr["pmass"], arr["prest"]
+    k = len(previous)
+    a = arr["fit_bias"][:, None, None] * previous
+    for i in range(3):  # nine sums, one np.bincount each
+        wx = mass_p * offset[:, i]
+        for j in range(3):
+            a[:, i, j] += np.bincount(body, weights=wx * rest[:, j], minlength=k)
+    return polar_rotations(a)
 
 
 def _centres(x: FloatArray, body: IntArray, mass_p: FloatArray, mass: FloatArray) -> FloatArray:

@@ -342,6 +342,8 @@ class Solver:
         if sm is None:
             return
         rot, c, _ = sm.fit(state.positions, sm.mass)
+        if self.joints is not None:  # joined bodies keep the joint solve's fit (see joints.FIT_BIAS)
+            rot = self.joints.keep_rotations(state.rigid_rotation, rot)
         kin = self.kinematic
         if kin is not None:  # exactly the target pose (the fit would differ in the last bits)
             rot[kin.bodies], c[kin.bodies] = kin.end_rotation, kin.end_center
