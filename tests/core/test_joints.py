@@ -57,6 +57,52 @@ def test_hinge_pendulum_has_the_physical_pendulums_period(nudge: float) -> None:
     assert np.abs(a_a).max() <= theta0 * (1.0 + 1e-3)
 
 
+def test_one_particle_thick_door_swings_down_like_the_pendulum_equation() -> None:
+    # A 0.6 x 0.04 x 0.04 m rod at r = 0.02 is one line of 15 particles (its turn about its length is
+    # left to the joint's fit). Hinged at one end about Y, released horizontal: theta'' = g L cos(theta) / k^2
+    # with k^2 = (a^2 + c^2) / 12 + L^2 (integrated here with small Euler steps as the reference).
+    w = World(radius=0.02, gravity=(0, 0, -G))
+    v, f = box_mesh((0.6, 0.04, 0.04), (0.35, 0.0, 1.0))
+    door = w.add_rigid(v, f)
+    frame = np.array(
+        [[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]]
+    )  # a Blender Empty turned 90 about X
+    w.add_joint(door, None, "HINGE", pivot=(0.0, 0.0, 1.0), frame=frame)
+    length, k2 = 0.35, (0.6**2 + 0.04**2) / 12.0 + 0.35**2
+    theta = omega = 0.0
+    dt = 1e-5
+    for frame_number in range(1, 19):
+        for _ in range(round(1.0 / FPS / dt)):
+            omega += G * length * np.cos(theta) / k2 * dt
+            theta += omega * dt
+        w.step(1.0 / FPS)
+        m = door.transform
+        angle = np.arctan2(-m[2, 0], m[0, 0]) % (2.0 * np.pi)
+        # Measured within 1.6 degrees by 12 frames (the solver's first-order damping), never past 180.
+        if frame_number <= 12:
+            assert np.degrees(abs(angle - theta)) < 3.0, (frame_number, np.degrees(angle), np.degrees(theta))
+        assert door.center[2] <= 1.0 + 1e-6  # never above its start: no energy gained
+        np.testing.assert_allclose(np.linalg.norm(door.center - [0.0, 0.0, 1.0]), length, atol=1e-6)
+
+
+def test_hinge_limit_stops_a_motor_driven_door_exactly() -> None:
+    # A door hinged about Z, opened by a motor (4 rad/s, at most 50 N m) against a 90 degree limit: it stops
+    # at 90 degrees, does not sag (the locks carry its weight: force m g) and the limit takes the motor's
+    # torque besides the weight's moment m g x_c: torque sqrt((m g x_c)^2 + 50^2).
+    w = World(radius=0.02, gravity=(0, 0, -G))
+    door = w.add_rigid(*box_mesh((0.6, 0.04, 0.8), (0.3, 0.0, 1.0)), density=500.0)
+    joint = w.add_joint(
+        door, None, "HINGE", pivot=(0, 0, 1.0), axis=(0, 0, 1),
+        limits={"ang_z": (0.0, np.pi / 2)}, motors={"ang_z": (4.0, 50.0)},
+    )  # fmt: skip
+    for _ in range(14):
+        w.step(1.0 / FPS)
+    assert np.degrees(np.arctan2(door.rotation[1, 0], door.rotation[0, 0])) == pytest.approx(90.0, abs=1e-6)
+    np.testing.assert_allclose(door.center, [0.0, 0.3, 1.0], atol=1e-6)
+    assert joint.force == pytest.approx(door.mass * G, rel=1e-6)
+    assert joint.torque == pytest.approx(np.hypot(door.mass * G * 0.3, 50.0), rel=1e-6)
+
+
 def _chain(nudge: float = 0.0) -> tuple[World, RigidBody, RigidBody]:
     """A double pendulum of two rods: A horizontal from a world hinge at the origin, B hanging from A's
     free end on a second hinge; both hinges about Y."""

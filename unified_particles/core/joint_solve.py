@@ -174,20 +174,35 @@ def point_mass_matrix(inv_mass: FloatArray, inv_inertia: FloatArray, r: FloatArr
     return np.asarray(inv_mass[:, None, None] * np.eye(3) - rx @ inv_inertia @ rx, dtype=np.float64)
 
 
+def joint_mass_matrix(
+    wa: FloatArray, ia: FloatArray, ra: FloatArray, wb: FloatArray, ib: FloatArray, rb: FloatArray
+) -> FloatArray:
+    """(K, 6, 6) how the pivots' relative offset and the bodies' relative turn change per unit impulse
+    (push p at the pivots, turn t): [[K_a + K_b, -C], [-C^T, I_a^-1 + I_b^-1]] with K the point matrices
+    (``point_mass_matrix``) and C = [r_a]x I_a^-1 + [r_b]x I_b^-1; symmetric, as it must be."""
+    c = skew(ra) @ ia + skew(rb) @ ib
+    m = np.empty((len(wa), 6, 6))
+    m[:, :3, :3] = point_mass_matrix(wa, ia, ra) + point_mass_matrix(wb, ib, rb)
+    m[:, :3, 3:] = -c
+    m[:, 3:, :3] = -np.transpose(c, (0, 2, 1))
+    m[:, 3:, 3:] = ia + ib
+    return m
+
+
 def block_impulse(
     matrix: FloatArray, rows: FloatArray, change: FloatArray, active: NDArray[np.bool_]
 ) -> FloatArray:
-    """(K, 3) world impulse that changes the coordinates whose gradients are the columns of ``rows``
-    (K, 3, 3) by ``change`` (K, 3) where ``active``, and leaves the inactive ones' multipliers at zero.
+    """(K, n) world impulse that changes the coordinates whose gradients are the columns of ``rows``
+    (K, n, n) by ``change`` (K, n) where ``active``, and leaves the inactive ones' multipliers at zero.
 
     Solves (D^T M D) mu = change on the active rows (M = ``matrix``, the relative motion per unit
-    impulse, D = rows) as one 3 x 3 block, so coupled rows converge in one step: corrected along one
+    impulse, D = rows) as one block, so coupled rows converge in one step: corrected along one
     direction at a time, a long rod's anisotropic inertia fed each correction back into the others and
     two joined rods drifted apart by a millimetre per frame.
     """
     m = active.astype(np.float64)
     a = np.transpose(rows, (0, 2, 1)) @ matrix @ rows
-    a = a * m[:, :, None] * m[:, None, :] + np.eye(3) * (1.0 - m)[:, None, :]
+    a = a * m[:, :, None] * m[:, None, :] + np.eye(m.shape[1]) * (1.0 - m)[:, None, :]
     mu = np.linalg.solve(a, (change * m)[:, :, None])[:, :, 0]
     return np.asarray(np.einsum("kij,kj->ki", rows, mu), dtype=np.float64)
 

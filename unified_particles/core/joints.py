@@ -54,12 +54,14 @@ _LOCKED_BY_KIND = {
     "MOTOR": (),
 }
 KINDS = tuple(_LOCKED_BY_KIND)
-# Weight of the previous rotation in a joined body's rotation fit, relative to its inertia's trace: far
-# below anything a solid body's fit resolves (a lag of 1e-9 of a small step's turn), but it picks the
-# turn about the line of a body whose particles are collinear (a rod one particle thick), which the
-# plain fit leaves undetermined: shape matching flipped such a hinged door 180 degrees about its length
-# as it passed the vertical, and the hinge's locks then threw it away.
-FIT_BIAS = 1e-9
+# Weight of the previous rotation in a joined body's rotation fit, relative to its inertia's trace. It
+# picks the turn about the line of a body whose particles are collinear (a rod one particle thick), which
+# the plain fit leaves undetermined: shape matching flipped such a hinged door 180 degrees about its
+# length as it passed the vertical, and the hinge's locks then threw it away. It also pulls every fit
+# back toward the last rotation by about this fraction of a small step's turn, a spin damping of ~4 *
+# FIT_BIAS per small step (at 1e-9 a motor's measured acceleration fell 1e-6 short in a quarter second);
+# rounding leaves the undetermined directions about 1e-16 of the trace, far below this.
+FIT_BIAS = 1e-12
 # The joint axis ``axis`` names: Z for a hinge (Blender's hinge turns about its Z), X for the kinds
 # that slide along or drive X, Z otherwise.
 _MAIN_AXIS = {"HINGE": 2, "SLIDER": 0, "PISTON": 0, "MOTOR": 0}
@@ -410,26 +412,36 @@ class JointSystem:
                     dc = coords[:, dof] - prev[:, dof]
                 lam = js.spring_multiplier(coords[:, dof], dc, stiff[:, dof], damp[:, dof], w, h)
                 lam = lam + js.motor_multiplier(dc, mv[:, dof], mmax[:, dof], w, h)
-                self._apply(p, r, a, b, wa, wb, ia, ib, ra, rb, lam[:, None] * n, angular)
-        # Angular locks and limits: rows are the Euler angles, whose gradients (per unit relative turn)
-        # are the dual basis of their rate axes g_k; locked rows stay active at zero error.
+                impulse = lam[:, None] * n
+                self._apply(
+                    p,
+                    r,
+                    a,
+                    b,
+                    wa,
+                    wb,
+                    ia,
+                    ib,
+                    ra,
+                    rb,
+                    None if angular else impulse,
+                    impulse if angular else None,
+                )
+        # Locks and limits, linear and angular, as one 6 x 6 block per joint: the rows are the pivot offsets
+        # along A's axes and the Euler angles (their gradients per unit relative turn are the dual basis of
+        # the rate axes g_k); locked rows stay active at zero error. Solved apart, the pivot's correction
+        # turned a door about its hinge axis and undid the angle limit it met (90 degrees became 90.3).
         coords, ra, rb, fa, _, g = js.coordinates(*self._poses(arr, p, r, jc))
         lo, hi = arr["lower"][jc], arr["upper"][jc]
         excess = coords - np.clip(coords, lo, hi)
         active = (excess != 0.0) | (lo == hi)
-        if active[:, 3:].any():
-            rows = js.dual_basis(g)
-            turn = js.block_impulse(ia + ib, rows, -excess[:, 3:], active[:, 3:])
-            self._apply(p, r, a, b, wa, wb, ia, ib, ra, rb, turn, True)
-            self.torque[jc] = js.norms(turn) / (h * h)
-            coords, ra, rb, fa, _, _ = js.coordinates(*self._poses(arr, p, r, jc))
-            excess = coords - np.clip(coords, lo, hi)
-            active = (excess != 0.0) | (lo == hi)
-        # Linear locks and limits at the pivots (after the turn moved them), along A's joint axes.
-        matrix = js.point_mass_matrix(wa, ia, ra) + js.point_mass_matrix(wb, ib, rb)
-        push = js.block_impulse(matrix, fa, -excess[:, :3], active[:, :3])
-        self._apply(p, r, a, b, wa, wb, ia, ib, ra, rb, push, False)
-        self.force[jc] = js.norms(push) / (h * h)
+        if active.any():
+            rows = np.zeros((len(jc), 6, 6))
+            rows[:, :3, :3], rows[:, 3:, 3:] = fa, js.dual_basis(g)
+            impulse = js.block_impulse(js.joint_mass_matrix(wa, ia, ra, wb, ib, rb), rows, -excess, active)
+            self._apply(p, r, a, b, wa, wb, ia, ib, ra, rb, impulse[:, :3], impulse[:, 3:])
+            self.force[jc] = js.norms(impulse[:, :3]) / (h * h)
+            self.torque[jc] = js.norms(impulse[:, 3:]) / (h * h)
 
     @staticmethod
     def _apply(
@@ -443,21 +455,23 @@ class JointSystem:
         ib: FloatArray,
         ra: FloatArray,
         rb: FloatArray,
-        impulse: FloatArray,
-        angular: bool,
+        push: FloatArray | None,
+        turn: FloatArray | None,
     ) -> None:
-        """Move B along ``impulse`` (K, 3: lambda n, XPBD units) and A against it (Müller et al. 2020,
-        Eq. 6-9); an angular impulse only turns them. A and B are distinct within a colour, so both turn
-        in one call (the world slot may repeat: it never moves)."""
-        if angular:
-            tb, ta = impulse, -impulse
-        else:
-            tb, ta = js.cross(rb, impulse), -js.cross(ra, impulse)
-            p[b] += wb[:, None] * impulse
-            p[a] -= wa[:, None] * impulse
+        """Apply the impulse ``push`` (K, 3, XPBD units lambda n: moves B along it, A against it, at the
+        pivots) and the angular impulse ``turn`` (K, 3: turns B about it, A against it) (Müller et al.
+        2020, Eq. 6-9). A and B are distinct within a colour, so both turn in one call (the world slot may
+        repeat: it never moves)."""
+        tb = np.zeros_like(ra) if turn is None else turn.copy()
+        ta = -tb
+        if push is not None:
+            tb += js.cross(rb, push)
+            ta -= js.cross(ra, push)
+            p[b] += wb[:, None] * push
+            p[a] -= wa[:, None] * push
         ab = np.concatenate([a, b])
-        turn = np.concatenate([np.einsum("kij,kj->ki", ia, ta), np.einsum("kij,kj->ki", ib, tb)])
-        r[ab] = js.rotate(r[ab], turn)
+        spin = np.concatenate([np.einsum("kij,kj->ki", ia, ta), np.einsum("kij,kj->ki", ib, tb)])
+        r[ab] = js.rotate(r[ab], spin)
 
 
 def add_joint(
