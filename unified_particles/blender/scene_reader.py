@@ -24,7 +24,7 @@ Design decisions:
   a cloth mesh or particle object); the reader builds from that rest data when it is there.
 
 Imports the base modules (``transforms``, ``mesh_io``, ``cloth_result``, ``granular``, ``fluids``,
-``fields``, ``materials``, ``settings_ui``, ``rna``) and the core.
+``fields``, ``joints``, ``materials``, ``settings_ui``, ``rna``) and the core.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import bpy
 import numpy as np
 
 from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
-from . import cloth_result, fields, fluids, granular, mesh_io
+from . import cloth_result, fields, fluids, granular, joints, mesh_io
 from .materials import TETHER_GIVE, soft_pin_frequency, stiffness_to_compliance
 from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
 from .rna import mesh_of, object_settings, scene_settings
@@ -218,6 +218,9 @@ def make_world(
                 raise
             found[obj.name] = _problem_text(obj, exc)
             first = first if first is not None else exc
+    unmapped, _ = joints.add_joints(world, entries, scene)  # rigid body constraints (blender/joints.py)
+    if problems is not None:
+        problems.update(unmapped)
     if first is not None:
         assert problems is not None
         if all(e.kind in _PASSIVE_ROLES for e in entries):  # nothing left to simulate: the whole simulation
@@ -552,13 +555,17 @@ def settings_signature(
         if settings.role in fluids.FLUID_ROLES:
             names = FLUID_SETTINGS + (INFLOW_SETTINGS if settings.role == "INFLOW" else ())
             objects_part[name].update({prop: getattr(settings, prop) for prop in names})
-    return {
+    signature: dict[str, Any] = {
         "solver": solver,
         "gravity": list(scene.gravity[:]) if scene.use_gravity else [0.0, 0.0, 0.0],
         "fps": [scene.render.fps, scene.render.fps_base],
         "objects": objects_part,
         "fields": fields.signature(scene),  # force field objects: kind, settings, pose if not animated
     }
+    constraints = joints.signature(scene)  # only when there are some: older bakes stay up to date
+    if constraints:
+        signature["joints"] = {**constraints, "bullet_step": joints.bullet_step(scene)}
+    return signature
 
 
 def cloth_rest_positions(obj: bpy.types.Object) -> FloatArray:

@@ -244,6 +244,9 @@ def status_lines(scene: bpy.types.Scene) -> list[str]:
     count, live = len(sim.world.positions), int(sim.world.particle_active.sum())
     poured = f" ({live} live: inflows reserve theirs)" if live != count else ""  # see fluids.py
     lines.append(f"{count} particles{poured}, {len(sim.entries)} objects")
+    joints = sim.world.joints  # rigid body constraints (blender/joints.py)
+    if joints:
+        lines.append(f"{len(joints)} joints, {sum(j.broken for j in joints)} broken")
     if sim.dirty_from is not None:
         lines.append(f"Settings changed: re-simulating from frame {sim.dirty_from}")
     for name in sorted(sim.problems):

@@ -12,7 +12,6 @@ the state between steps: fluid emission and removal, kinematic targets, replaced
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,7 @@ from .bodies import Body, Cloth, Fluid, Granular, RigidBody
 from .colliders import MeshCollider, PlaneCollider, as_transform
 from .distance import DistanceConstraints, bending_pairs, compliant_strain, mesh_edges, tethers
 from .errors import SimulationInputError
-from .fields import FieldSystem
+from .fields import FieldSystem, ForceField
 from .kinematic import nearest_rotation
 from .limits import ParticleBudget
 from .model import KIND_CLOTH, KIND_FLUID, KIND_GRANULAR, KIND_RIGID, ParticleModel
@@ -190,7 +189,6 @@ class WorldBuilder:
         world: the World the handles belong to.
         model, state, solver: the World's parts the bodies go into.
         budget: the radius and memory limit every body is checked against.
-        field_system: the solver's force fields, made on first use (cloth triangles catch the wind).
 
     Attributes:
         bodies: the handles made so far, in order.
@@ -203,13 +201,11 @@ class WorldBuilder:
         state: ParticleState,
         solver: Solver,
         budget: ParticleBudget,
-        field_system: Callable[[], FieldSystem],
     ) -> None:
         self.world = world
         self.model, self.state, self.solver = model, state, solver
         self.budget = budget
         self.radius = budget.radius
-        self.field_system = field_system
         self.bodies: list[Body] = []
 
     def _append(
@@ -227,6 +223,28 @@ class WorldBuilder:
         self.state.add_particles(x, v, active)
         self.solver.invalidate()
         return idx, group
+
+    def field_system(self) -> FieldSystem:
+        """The solver's force fields, made on first use (a world without fields never evaluates any; cloth
+        triangles catch the wind)."""
+        system = self.solver.fields
+        if system is None:
+            world = self.world  # the live body list: bodies added later feel the fields too
+            system = self.solver.fields = FieldSystem(self.bodies, self.radius, lambda: world.time)
+        return system
+
+    def set_field_weight(self, body: Body, weight: float) -> None:
+        """``World.set_field_weight``: checks that ``body`` is one of this world's."""
+        if not any(b is body for b in self.bodies):
+            raise SimulationInputError(f"{body!r} is not a body of this world")
+        self.field_system().set_weight(body, weight)
+
+    def remove_force_field(self, field: ForceField) -> None:
+        """``World.remove_force_field``: checks that ``field`` is one of this world's."""
+        system = self.field_system()
+        if field not in system.fields:
+            raise SimulationInputError(f"{field!r} is not a force field of this world")
+        system.fields.remove(field)
 
     def _check_capacity(self, new_particles: int, what: str) -> None:
         self.budget.check_capacity(self.state.particle_count, new_particles, what)

@@ -6,7 +6,7 @@
 from; :func:`restore` checks that a snapshot fits the world (same particles, rigid bodies, mesh
 colliders, soft pins), puts it back and rebuilds the pair lists from those positions, so stepping on
 is bit-identical. The arrays' format is :class:`~.state.Snapshot`'s; older snapshots (before kinematic
-bodies, deforming colliders, soft pins or fluids) still load.
+bodies, deforming colliders, soft pins, fluids or joints) still load.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ def encode(state: ParticleState, solver: Solver, time: float, frame: int) -> Sna
         soft_pin_target=st.soft_pin_target.copy(),
         particle_active=st.active.astype(np.float64),
         fluid_reference=solver.fluid.pairs.reference.copy() if solver.fluid is not None else np.zeros((0, 3)),
+        joint_broken=solver.joints.broken.astype(np.float64) if solver.joints is not None else np.zeros(0),
     )
 
 
@@ -69,6 +70,7 @@ def restore(
         soft = np.asarray(snap.soft_pin_target, dtype=np.float64).reshape(-1, 3)
         active = np.asarray(snap.particle_active, dtype=np.float64).ravel()
         fluid_ref = np.asarray(snap.fluid_reference, dtype=np.float64).reshape(-1, 3)
+        broken = np.asarray(snap.joint_broken, dtype=np.float64).ravel()
         time, frame = float(snap.time), int(snap.frame)
     except (TypeError, ValueError) as exc:
         raise SimulationInputError(f"not a World snapshot: {exc}") from None
@@ -90,6 +92,9 @@ def restore(
         raise SimulationInputError(f"snapshot neighbour reference has shape {nb_ref.shape}")
     if active.shape not in ((0,), (n,)):
         raise SimulationInputError(f"snapshot particle activity has shape {active.shape}")
+    joints = solver.joints
+    if len(broken) and (joints is None or broken.shape != joints.broken.shape):
+        raise SimulationInputError("snapshot has a different number of joints")
     st.positions[...] = x
     st.velocities[...] = v
     st.rigid_rotation, st.rigid_center = rot.copy(), center.copy()
@@ -104,6 +109,8 @@ def restore(
     else:
         raise SimulationInputError("snapshot has a different number of soft pins")
     st.active = active > 0.5 if len(active) else np.ones(n, dtype=bool)
+    if joints is not None:  # before the pair lists: a joint may keep its bodies from colliding
+        joints.broken = broken > 0.5 if len(broken) else np.zeros(len(joints), dtype=bool)
     solver.restore_candidates(nb_ref, st.active, fluid_ref)
     solver.colliders.restore(ct, cs, np.asarray(snap.collider_vertices, dtype=np.float64))
     return time, frame

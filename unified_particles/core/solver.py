@@ -26,6 +26,7 @@ from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
 from .grain_support import support_grains
+from .joints import JointSystem
 from .kinematic import KinematicFrame
 from .model import KIND_CLOTH, ParticleModel
 from .neighbors import find_pairs, pairs_touching
@@ -101,6 +102,7 @@ class Solver:
         self._rigid_faces_t = np.zeros((9, 0))  # model.rigid_faces, (3F, R) coordinate-major
         self.fields: FieldSystem | None = None  # force fields (World.add_force_field)
         self.fluid: FluidSolver | None = None  # the fluid passes (model.any_fluid), made on first use
+        self.joints: JointSystem | None = None  # joints between rigid bodies (World.add_joint)
         self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
 
     def invalidate(self) -> None:
@@ -179,7 +181,10 @@ class Solver:
         if fluid is not None:  # density constraints (PBF), before shape matching and the cloth solves
             w_fluid = self._fluid_density_pass(fluid, x_pred, active, alpha, dt_frame)
         if model.shape_matching is not None:
+            rot_prev = state.rigid_rotation  # the bodies' rotations at the step's start, for the joints
             self._solve_shape_matching(state, x_pred, touching)
+            if self.joints is not None:  # on the shape-matched poses (core/joints.py)
+                self.joints.solve(model, state, x, x_pred, rot_prev, h, self.radius)
         if self.soft_pin_motion is not None:
             self._solve_soft_pins(self.soft_pin_motion, x_pred, alpha, h)
         if len(model.tether):
@@ -337,6 +342,8 @@ class Solver:
         if sm is None:
             return
         rot, c, _ = sm.fit(state.positions, sm.mass)
+        if self.joints is not None:  # joined bodies keep the joint solve's fit (see joints.FIT_BIAS)
+            rot = self.joints.keep_rotations(state.rigid_rotation, rot)
         kin = self.kinematic
         if kin is not None:  # exactly the target pose (the fit would differ in the last bits)
             rot[kin.bodies], c[kin.bodies] = kin.end_rotation, kin.end_center
@@ -530,6 +537,8 @@ class Solver:
             near = np.einsum("ij,ij->i", d, d) < (SELF_COLLISION_REST_DIAMETERS * 2.0 * self.radius) ** 2
             keep = ~(same_cloth & near)
             i, j = i[keep], j[keep]
+        if self.joints is not None:  # joined bodies that do not collide (Blender's Disable Collisions)
+            i, j = self.joints.filter_pairs(model.particle_group, i, j)
         return i, j
 
     def restore_candidates(

@@ -43,6 +43,8 @@ class Snapshot:
         particle_active: (N,) 1.0 for a live particle, 0.0 for a fluid slot not emitted yet or removed
             (``Fluid.emit`` / ``Fluid.remove``); (0,) in snapshots from before fluids (all live).
         fluid_reference: (N, 3) or (0, 3) positions at the last fluid neighbour-list build.
+        joint_broken: (J,) 1.0 for each joint that broke (``World.joints``); (0,) without joints and in
+            snapshots from before joints (none broken).
     """
 
     particle_count: int
@@ -62,6 +64,7 @@ class Snapshot:
     soft_pin_target: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     particle_active: FloatArray = field(default_factory=lambda: np.zeros(0))
     fluid_reference: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
+    joint_broken: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def nbytes(self) -> int:
@@ -112,6 +115,7 @@ _ARRAY_FIELDS = frozenset(
         "soft_pin_target",
         "particle_active",
         "fluid_reference",
+        "joint_broken",
     )
 )
 # Fields added with kinematic bodies: snapshots saved before them (e.g. a bake to resume) still load.
@@ -124,6 +128,7 @@ _OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {
     "soft_pin_target",
     "particle_active",
     "fluid_reference",
+    "joint_broken",
 }
 
 

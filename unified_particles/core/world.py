@@ -69,8 +69,8 @@ from .bodies import Body, Cloth, Fluid, Granular, RigidBody
 from .builder import DEFAULT_ROLLING_FRICTION, WorldBuilder, positive, world_settings
 from .colliders import MeshCollider, PlaneCollider
 from .divergence import diverged_particles, divergence_error
-from .errors import SimulationInputError
 from .fields import FieldSystem, ForceField
+from .joints import Joint, add_joint
 from .limits import BYTES_PER_PARTICLE, DEFAULT_MEMORY_FRACTION, ParticleBudget
 from .limits import physical_memory as _physical_memory
 from .model import ParticleModel
@@ -125,9 +125,7 @@ class World:
         self._state = ParticleState()
         self._pins = PinSchedule()  # the pin targets set since the last step
         self._solver = Solver(self.model, self.settings, self.radius, self.margin, self.gravity)
-        self._builder = WorldBuilder(
-            self, self.model, self._state, self._solver, self._budget, self._field_system
-        )
+        self._builder = WorldBuilder(self, self.model, self._state, self._solver, self._budget)
 
     # ------------------------------------------------------------------ public state
     @property
@@ -147,8 +145,7 @@ class World:
 
     @property
     def memory_limit(self) -> float:
-        """Bytes the world may use while stepping (``BYTES_PER_PARTICLE`` per particle); ``add_*`` refuses
-        bodies beyond it."""
+        """Bytes the world may use (``BYTES_PER_PARTICLE`` a particle); ``add_*`` refuses more bodies."""
         return self._budget.memory_limit
 
     @memory_limit.setter
@@ -459,10 +456,7 @@ class World:
 
     def remove_force_field(self, field: ForceField) -> None:
         """Take a force field out of the world."""
-        system = self._field_system()
-        if field not in system.fields:
-            raise SimulationInputError(f"{field!r} is not a force field of this world")
-        system.fields.remove(field)
+        self._builder.remove_force_field(field)
 
     @property
     def force_fields(self) -> list[ForceField]:
@@ -474,21 +468,27 @@ class World:
 
         Blender's effector weight "All" (``object.unified_particles.field_weight`` in the add-on).
         """
-        if not any(b is body for b in self.bodies):
-            raise SimulationInputError(f"{body!r} is not a body of this world")
-        self._field_system().set_weight(body, weight)
+        self._builder.set_field_weight(body, weight)
 
     def field_weight(self, body: Body) -> float:
         """The force-field weight of ``body`` (1 unless set by :meth:`set_field_weight`)."""
         return self._field_system().weight(body)
 
     def _field_system(self) -> FieldSystem:
-        """The solver's force fields, made on first use (a world without fields never evaluates any)."""
-        system = self._solver.fields
-        if system is None:
-            bodies = self._builder.bodies  # the live list: bodies added later feel the fields too
-            system = self._solver.fields = FieldSystem(bodies, self.radius, lambda: self.time)
-        return system
+        """The solver's force fields, made on first use (``WorldBuilder.field_system``)."""
+        return self._builder.field_system()
+
+    # ------------------------------------------------------------------ joints
+    def add_joint(
+        self, body_a: RigidBody, body_b: RigidBody | None = None, kind: str = "HINGE", **kw: Any
+    ) -> Joint:
+        """Join rigid body ``body_a`` to ``body_b`` (None: the world): see :func:`.joints.add_joint`."""
+        return add_joint(self._solver, self._state, self._builder.bodies, body_a, body_b, kind, kw)
+
+    @property
+    def joints(self) -> list[Joint]:
+        """The joints added so far, in order (a copy of the list)."""
+        return list(self._solver.joints.joints) if self._solver.joints is not None else []
 
     # ------------------------------------------------------------------ moving pins
     def set_pin_targets(self, indices: ArrayLike, positions: ArrayLike) -> None:
