@@ -15,7 +15,16 @@ import numpy as np
 import pytest
 
 from .conftest import addon_module
-from .helpers import add_cube, add_plane, matrix, run_op, select_only, small_scene, view3d_override
+from .helpers import (
+    add_cube,
+    add_plane,
+    matrix,
+    run_op,
+    select_only,
+    small_scene,
+    view3d_override,
+    world_positions,
+)
 
 FRAMES = 36
 
@@ -133,8 +142,11 @@ def test_convert_maps_roles_masses_pins_and_friction_and_turns_blender_off(
     scene.frame_set(2)
     assert entry(scene, "Domino").body.mass == pytest.approx(1.0, rel=0.01)
     world = addon_module("blender.runtime").SIMULATIONS[scene.name].world
-    inverse = world.inverse_masses[entry(scene, "Curtain").body.indices]  # soft pins keep their mass
-    assert np.sum(1.0 / inverse) == pytest.approx(30.0, rel=0.01)
+    inverse = world.inverse_masses[entry(scene, "Curtain").body.indices]  # 0 at the two weight-1 pins
+    held = inverse == 0.0
+    assert held.sum() == 2
+    # The other 98 vertices carry 30 kg less the two corners' lumped share (1/6 of a 1/81 cell each: 0.2%).
+    assert np.sum(1.0 / inverse[~held]) == pytest.approx(30.0 * (1.0 - 2.0 / (6.0 * 81.0)), rel=0.01)
 
 
 def test_undo_gives_blender_physics_back(bpy_clean: ModuleType) -> None:
@@ -275,3 +287,39 @@ def test_bullet_friction_squared_slides_a_box_down_a_ramp_as_bullet_does(bpy_cle
     # Tolerance 3%: the 1 mm drop and the landing (~1%), semi-implicit Euler a t h / 2 per small step (0.3%).
     assert ours == pytest.approx(expected, rel=0.03)
     assert abs(ours - bullet) < 0.02
+
+
+def test_soft_pin_of_weight_083_gives_way_as_in_blender(bpy_clean: ModuleType) -> None:
+    """The cloth's corner pinned at weight 0.83 is a soft pin in Blender (a goal spring of weight^4 x Pin
+    Stiffness): it sags below its rest place while the weight-1 corners stay. After Convert it sags too, by
+    a similar amount, and the weight-1 corners stay exactly."""
+    bpy = bpy_clean
+    scene = small_scene(bpy, radius=0.02)
+    scene.frame_end = 49
+    cloth = pinned_cloth(bpy)
+    cloth.modifiers["Cloth"].point_cache.frame_end = 49
+    group = cloth.vertex_groups["Pins"]
+    weights = {v.index: g.weight for v in cloth.data.vertices for g in v.groups if g.group == group.index}
+    soft = next(i for i, w in weights.items() if w < 1.0)
+    hard = [i for i, w in weights.items() if w == 1.0]
+    rest = world_positions(cloth)
+
+    def drop() -> tuple[float, float]:
+        for frame in range(1, 50):
+            scene.frame_set(frame)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        mesh = cloth.evaluated_get(depsgraph).data
+        now = np.array([cloth.matrix_world @ v.co for v in mesh.vertices])
+        return float(rest[soft, 2] - now[soft, 2]), float(np.abs(rest[hard] - now[hard]).max())
+
+    blender_soft, blender_hard = drop()
+    scene.frame_set(1)
+    assert convert(bpy, "SCENE") == {"FINISHED"}
+    ours_soft, ours_hard = drop()
+    # Measured (2026-11-27), 2 s: Blender's soft corner 12.6 mm down, ours 18.3 mm (at weight 0.86: 10.6 and
+    # 18.1); the weight-1 corners stay put in both. Before Convert set Weight 1 Pins Hard and the matched
+    # Pin Stiffness, the 0.83 corner was held rigidly (0 mm). Ours is matched in the goal spring's static sag
+    # (convert._plan_pins), not in the cloth's stretch around it: within a factor of 2.
+    assert blender_hard < 1e-4
+    assert ours_hard < 1e-4
+    assert 0.5 * blender_soft < ours_soft < 2.0 * blender_soft

@@ -216,6 +216,7 @@ def _plan_pins(plan: Plan, st: Any, count: int, length: float) -> None:
         plan.add(NOT_MAPPED, f"Pin Group {group_name!r} does not exist")
         return
     plan.settings["pin_group"] = group_name
+    plan.settings["pin_full_weight"] = True  # weight 1: pinned exactly, as Blender's SOFTGOALSNAP
     weights = mesh_io.vertex_group_weights(obj, group_name)
     pinned = weights[weights > 0.0]
     soft = pinned[pinned**4 < SOFT_GOAL_SNAP]

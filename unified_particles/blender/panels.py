@@ -148,6 +148,7 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
                 col.prop_search(settings, "pin_group", obj, "vertex_groups", text="Pin Group")
                 if settings.pin_group:
                     col.prop(settings, "pin_stiffness", slider=True)
+                    col.prop(settings, "pin_full_weight")
             col.prop(settings, "self_collision")
             if obj.modifiers:
                 col.label(text="Modifiers act on the simulated cloth", icon="MODIFIER")

@@ -233,6 +233,13 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         subtype="FACTOR",
         update=_invalidate,
     )
+    pin_full_weight: BoolProperty(  # type: ignore[valid-type]
+        name="Weight 1 Pins Hard",
+        description="With Pin Stiffness below 1: vertices of weight 1 stay held exactly and only lower "
+        "weights are springs, as Blender's cloth pins them (Convert Blender Physics turns it on)",
+        default=False,
+        update=_invalidate,
+    )
     self_collision: BoolProperty(  # type: ignore[valid-type]
         name="Self Collision",
         description="Let the cloth collide with itself (slower)",

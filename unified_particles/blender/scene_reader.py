@@ -82,6 +82,8 @@ OBJECT_SETTINGS = (
 FLUID_SETTINGS = ("viscosity", "fluid_cohesion", "adhesion", "vorticity")
 # Blender's meaning of mass (blender/convert.py): in the change detector only when Mass From is Mass.
 MASS_SETTINGS = ("mass_mode", "mass")
+# Blender's meaning of pin weights: in the change detector only when on.
+PIN_SETTINGS = ("pin_full_weight",)
 INFLOW_SETTINGS = ("flow_velocity", "flow_axis", "flow_start", "flow_end")
 
 
@@ -283,7 +285,9 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
     soft, frequency = np.zeros(0, np.int64), np.zeros(0)
     if s.pin_group and s.pin_stiffness < 1.0:  # soft pins: every vertex of the group, by its weight
         weights = mesh_io.vertex_group_weights(obj, s.pin_group)
-        soft, pinned = np.flatnonzero(weights > 0.0), pinned[:0]
+        # Blender's meaning (Weight 1 Pins Hard): weight 1 pinned exactly, lower weights springs.
+        full = weights >= 1.0 if s.pin_full_weight else np.zeros(len(weights), dtype=bool)
+        soft, pinned = np.flatnonzero((weights > 0.0) & ~full), np.flatnonzero(full)
         frequency = soft_pin_frequency(float(s.pin_stiffness) * weights[soft])
     body = world.add_cloth(
         vertices,
@@ -556,6 +560,8 @@ def settings_signature(
         objects_part[name]["animated"] = animated_signature(obj)
         if settings.mass_mode == "MASS":  # only then, so bakes made before Mass existed stay up to date
             objects_part[name].update({prop: getattr(settings, prop) for prop in MASS_SETTINGS})
+        if settings.pin_full_weight:
+            objects_part[name].update({prop: getattr(settings, prop) for prop in PIN_SETTINGS})
         if settings.role in fluids.FLUID_ROLES:
             names = FLUID_SETTINGS + (INFLOW_SETTINGS if settings.role == "INFLOW" else ())
             objects_part[name].update({prop: getattr(settings, prop) for prop in names})
