@@ -169,9 +169,10 @@ def test_undo_gives_blender_physics_back(bpy_clean: ModuleType) -> None:
     assert cloth.modifiers["Cloth"].show_viewport
 
 
-def test_warning_while_blender_physics_is_on(bpy_clean: ModuleType) -> None:
+def test_warning_while_blender_physics_is_on(bpy_clean: ModuleType, tmp_path: Any, capfd: Any) -> None:
     bpy = bpy_clean
     scene = small_scene(bpy, radius=0.1)
+    scene.frame_end = 3
     box = add_cube(bpy, 0.4, (0.0, 0.0, 1.0))
     rigid_body(bpy, box, mass=3.0)
     cloth = pinned_cloth(bpy)
@@ -185,6 +186,13 @@ def test_warning_while_blender_physics_is_on(bpy_clean: ModuleType) -> None:
     scene.frame_set(2)
     status = simulation.status_lines(scene)
     assert all(w in status for w in warnings)
+    # ... and the bake's report.
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "warned.blend"))
+    capfd.readouterr()
+    assert run_op(bpy, "bake") == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert f"Warning: {box.name}: Blender's Bullet rigid body" in out
+    assert run_op(bpy, "free_bake") == {"FINISHED"}
     # Converting only the box leaves the cloth's warning.
     assert convert(bpy, "SELECTED", box) == {"FINISHED"}
     assert [w.split(":")[0] for w in simulation.blender_physics_warnings(scene)] == ["Curtain"]
@@ -323,3 +331,27 @@ def test_soft_pin_of_weight_083_gives_way_as_in_blender(bpy_clean: ModuleType) -
     assert blender_hard < 1e-4
     assert ours_hard < 1e-4
     assert 0.5 * blender_soft < ours_soft < 2.0 * blender_soft
+
+
+def test_mass_in_kg_sets_a_bodys_total_mass(bpy_clean: ModuleType) -> None:
+    """Mass From: Mass, by hand: a rigid body and a granular fill weigh exactly Mass (kg), whatever their
+    volume; back to Density, they weigh density x particles x (2 r)^3 again."""
+    bpy = bpy_clean
+    scene = small_scene(bpy, radius=0.1)
+    box = add_cube(bpy, 0.8, (0.0, 0.0, 1.0))
+    sand = add_cube(bpy, 0.8, (2.0, 0.0, 1.0))
+    assert run_op(bpy, "make_rigid", box) == {"FINISHED"}
+    assert run_op(bpy, "make_granular", sand) == {"FINISHED"}
+    for obj, kg in ((box, 2.5), (sand, 40.0)):
+        obj.unified_particles.mass_mode = "MASS"
+        obj.unified_particles.mass = kg
+    scene.frame_set(2)
+    world = addon_module("blender.runtime").SIMULATIONS[scene.name].world
+    assert entry(scene, box.name).body.mass == pytest.approx(2.5, rel=1e-6)
+    grains = entry(scene, sand.name).body.indices
+    assert np.sum(1.0 / world.inverse_masses[grains]) == pytest.approx(40.0, rel=1e-6)
+    box.unified_particles.mass_mode = "DENSITY"
+    scene.frame_set(1)
+    scene.frame_set(2)
+    body = entry(scene, box.name).body
+    assert body.mass == pytest.approx(1000.0 * len(body.indices) * 0.2**3, rel=1e-6)
