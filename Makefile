@@ -121,13 +121,14 @@ test-core52: $(VENV52)/.installed
 # test_animated_pins); the Geometry Nodes groups (cloth result, grains, the liquid surface: Resolution Mode
 # is a node property before 5.0; test_liquid_surface, test_deforming_colliders); Blender's force field
 # settings (test_fields); save and reopen, and the cache folder's "//" flag from 4.5 on (test_workflow);
-# the docs' tables from the registered add-on (test_docs). The other modules (first-hour workflows,
+# the docs' tables from the registered add-on (test_docs); Blender's own physics settings, read by Convert
+# Blender Physics (test_convert). The other modules (first-hour workflows,
 # fluids, roles and limits, simulation, faults, duplicates) drive the same add-on code through the same
 # bpy calls on every version and run on 5.0 and 5.2 only, so `make test` stays under about 10 minutes on
 # two cores. A new test module that exercises a version-dependent path belongs in this list.
 BLENDER_LTS_TESTS := $(addprefix tests/blender/,test_install.py test_bake.py test_thrown.py \
 	test_animated_pins.py test_liquid_surface.py test_deforming_colliders.py test_fields.py \
-	test_workflow.py test_docs.py test_joints.py)
+	test_workflow.py test_docs.py test_joints.py test_convert.py)
 
 test-blender42: $(ZIP) $(VENV42)/.installed
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY42) -m pytest $(BLENDER_LTS_TESTS)

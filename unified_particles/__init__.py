@@ -19,6 +19,7 @@ _MODULE_NAMES: tuple[str, ...] = (
     "properties",
     "bake.properties",
     "operators",
+    "convert",
     "bake.operators",
     "panels",
     "handlers",

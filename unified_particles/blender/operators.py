@@ -14,11 +14,11 @@ from collections.abc import Iterator
 
 import bpy
 import numpy as np
-from bpy.props import EnumProperty
+from bpy.props import BoolProperty, EnumProperty
 
 from ..core import SimulationInputError, World
 from ..core.geometry import as_vertices
-from . import cloth_result, fluids, granular, identity, mesh_io, scene_reader, simulation, writeback
+from . import cloth_result, cost, fluids, granular, identity, mesh_io, scene_reader, simulation, writeback
 from .bake_marks import free_object
 from .materials import PRESET_ITEMS, PRESETS, apply_preset
 from .mesh_io import REST_ATTRIBUTE
@@ -130,6 +130,13 @@ class _MakeOperator(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
     role = "NONE"
 
+    report_cost: BoolProperty(  # type: ignore[valid-type]
+        name="Report Cost",
+        description="Report the scene's particle count, memory and time per frame (Convert reports it once)",
+        default=True,
+        options={"HIDDEN", "SKIP_SAVE"},
+    )
+
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         return _object_mode_poll(cls, context)
@@ -166,7 +173,14 @@ class _MakeOperator(bpy.types.Operator):
         context_scene(context).render.use_lock_interface = True  # live simulation during render runs safely
         simulation.invalidate(context_scene(context), None)
         names = ", ".join(o.name for o in objects)
-        self.report({"INFO"}, f"{self.role.title()}: {names}")
+        scene = context_scene(context)
+        estimate = ""
+        if self.report_cost:  # cost before work: what the scene will take (blender/cost.py)
+            found = cost.estimate(
+                scene, scene_reader.simulated_objects(scene), context.evaluated_depsgraph_get()
+            )
+            estimate = f". Scene: {found.summary()}"
+        self.report({"INFO"}, f"{self.role.title()}: {names}{estimate}")
         return {"FINISHED"}
 
 

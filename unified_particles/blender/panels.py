@@ -59,6 +59,14 @@ class UNIFIED_PARTICLES_PT_main(_SidebarPanel):
         row = layout.row(align=True)
         row.operator("unified_particles.clear", icon="X")
         row.operator("unified_particles.reset", text="Reset", icon="FILE_REFRESH")
+        layout.operator("unified_particles.convert_blender_physics", icon="PHYSICS")
+        warnings = simulation.blender_physics_warnings(context_scene(context))
+        if warnings:  # Blender's own cloth / soft body / Bullet still moves a simulated object
+            box = layout.box()
+            box.alert = True
+            for warning in warnings:
+                for i, line in enumerate(_wrap(warning, 40)):
+                    box.label(text=line, icon="ERROR" if i == 0 else "BLANK1")
 
 
 class UNIFIED_PARTICLES_PT_world(_SidebarPanel):
@@ -129,10 +137,10 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
                 flow.operator("unified_particles.apply_preset", text=label).preset = ident
         col = layout.column()
         if role == "RIGID":
-            col.prop(settings, "density")
+            _draw_mass(col, settings, "density")
             col.prop(settings, "friction")
         elif role == "CLOTH":
-            col.prop(settings, "area_density")
+            _draw_mass(col, settings, "area_density")
             col.prop(settings, "friction")
             col.prop(settings, "stretch_stiffness", slider=True)
             col.prop(settings, "bend_stiffness", slider=True)
@@ -140,11 +148,12 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
                 col.prop_search(settings, "pin_group", obj, "vertex_groups", text="Pin Group")
                 if settings.pin_group:
                     col.prop(settings, "pin_stiffness", slider=True)
+                    col.prop(settings, "pin_full_weight")
             col.prop(settings, "self_collision")
             if obj.modifiers:
                 col.label(text="Modifiers act on the simulated cloth", icon="MODIFIER")
         elif role == "GRANULAR":
-            col.prop(settings, "density")
+            _draw_mass(col, settings, "density")
             col.prop(settings, "friction")
             col.prop(settings, "cohesion", slider=True)
             col.prop(settings, "particle_object")
@@ -163,6 +172,18 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             row.prop(settings, "animated")
         if role in ("RIGID", "CLOTH", "GRANULAR"):  # force field objects act on it by this much
             col.prop(settings, "field_weight", slider=True)
+
+
+def _draw_mass(col: bpy.types.UILayout, settings: Any, density: str) -> None:
+    """Mass From, then the density (or cloth mass per area) or the total mass in kg (Blender's Mass)."""
+    col.prop(settings, "mass_mode")
+    by_mass = settings.mass_mode == "MASS"
+    sub = col.column()
+    sub.active = not by_mass  # shown greyed out: the unused one is kept for switching back
+    sub.prop(settings, density)
+    sub = col.column()
+    sub.active = by_mass
+    sub.prop(settings, "mass")
 
 
 def _draw_liquid(col: bpy.types.UILayout, settings: Any) -> None:

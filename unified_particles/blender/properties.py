@@ -57,6 +57,10 @@ FLUID_SURFACES = [
     ("SPHERES", "Spheres", "One sphere per particle"),
 ]
 
+# Bullet clamps a contact's friction at 10 (btManifoldResult.cpp, MAX_FRICTION); Blender lets a rigid body's
+# Friction go that high (5 is common for dominoes that must not slide). The core takes any value >= 0.
+MAX_FRICTION = 10.0
+
 COLLIDER_SHAPES = [
     ("MESH", "Mesh", "The evaluated mesh as a signed distance volume; follows the object's animation"),
     ("PLANE", "Infinite Plane", "A static infinite plane through the object origin along its local Z axis"),
@@ -148,6 +152,32 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         soft_max=20000.0,
         update=_invalidate,
     )
+    # Blender's meaning of mass (Bullet's Mass, the cloth's vertex Mass x vertices): the body's total mass.
+    mass_mode: EnumProperty(  # type: ignore[valid-type]
+        name="Mass From",
+        description="Whether the body's mass follows from its Density (or cloth Mass per Area) or is set "
+        "directly in kg, as Blender's rigid body Mass",
+        items=[
+            (
+                "DENSITY",
+                "Density",
+                "Mass = density x the volume the particles fill (cloth: mass per area x area)",
+            ),
+            ("MASS", "Mass", "The whole body weighs Mass (kg), whatever its size"),
+        ],
+        default="DENSITY",
+        update=_invalidate,
+    )
+    mass: FloatProperty(  # type: ignore[valid-type]
+        name="Mass",
+        description="Total mass of the body, kg (used when Mass From is Mass)",
+        default=1.0,
+        min=1e-6,
+        max=1e9,
+        soft_max=1000.0,
+        unit="MASS",
+        update=_invalidate,
+    )
     area_density: FloatProperty(  # type: ignore[valid-type]
         name="Mass per Area",
         description="Mass per square metre of cloth, kg/m^2 (cotton shirt: about 0.15)",
@@ -159,10 +189,11 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
     )
     friction: FloatProperty(  # type: ignore[valid-type]
         name="Friction",
-        description="Coulomb friction coefficient of the surface (contacts use the mean of both sides)",
+        description="Coulomb friction coefficient of the surface (contacts use the mean of both sides); "
+        "up to 10, as Bullet allows",
         default=0.5,
         min=0.0,
-        max=2.0,
+        max=MAX_FRICTION,
         soft_max=1.0,
         update=_invalidate,
     )
@@ -200,6 +231,13 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         min=0.0,
         max=1.0,
         subtype="FACTOR",
+        update=_invalidate,
+    )
+    pin_full_weight: BoolProperty(  # type: ignore[valid-type]
+        name="Weight 1 Pins Hard",
+        description="With Pin Stiffness below 1: vertices of weight 1 stay held exactly and only lower "
+        "weights are springs, as Blender's cloth pins them (Convert Blender Physics turns it on)",
+        default=False,
         update=_invalidate,
     )
     self_collision: BoolProperty(  # type: ignore[valid-type]

@@ -80,6 +80,10 @@ OBJECT_SETTINGS = (
 # Settings of liquids (Fluid, Inflow: blender/fluids.py), in the change detector for those roles only (so
 # bakes of other objects made before fluids existed stay up to date).
 FLUID_SETTINGS = ("viscosity", "fluid_cohesion", "adhesion", "vorticity")
+# Blender's meaning of mass (blender/convert.py): in the change detector only when Mass From is Mass.
+MASS_SETTINGS = ("mass_mode", "mass")
+# Blender's meaning of pin weights: in the change detector only when on.
+PIN_SETTINGS = ("pin_full_weight",)
 INFLOW_SETTINGS = ("flow_velocity", "flow_axis", "flow_start", "flow_end")
 
 
@@ -242,6 +246,7 @@ def _add_rigid(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         mesh_io.oriented_triangles(rest, tris),
         density=float(s.density),
         friction=float(s.friction),
+        mass=float(s.mass) if s.mass_mode == "MASS" else None,  # Blender's Mass, kg
         name=obj.name,
         initial_velocity=tuple(s.initial_velocity),
     )
@@ -283,12 +288,14 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
     soft, frequency = np.zeros(0, np.int64), np.zeros(0)
     if s.pin_group and s.pin_stiffness < 1.0:  # soft pins: every vertex of the group, by its weight
         weights = mesh_io.vertex_group_weights(obj, s.pin_group)
-        soft, pinned = np.flatnonzero(weights > 0.0), pinned[:0]
+        # Blender's meaning (Weight 1 Pins Hard): weight 1 pinned exactly, lower weights springs.
+        full = weights >= 1.0 if s.pin_full_weight else np.zeros(len(weights), dtype=bool)
+        soft, pinned = np.flatnonzero((weights > 0.0) & ~full), np.flatnonzero(full)
         frequency = soft_pin_frequency(float(s.pin_stiffness) * weights[soft])
     body = world.add_cloth(
         vertices,
         tris,
-        mass=max(float(s.area_density) * area, MIN_CLOTH_MASS),
+        mass=float(s.mass) if s.mass_mode == "MASS" else max(float(s.area_density) * area, MIN_CLOTH_MASS),
         stretch_compliance=stiffness_to_compliance(s.stretch_stiffness),
         bend_compliance=stiffness_to_compliance(s.bend_stiffness),
         pinned=pinned,
@@ -318,9 +325,11 @@ def _add_granular(
 ) -> Entry:
     s = object_settings(obj)
     points = grain_points(obj, depsgraph, radius, world)
+    # Mass mode: every grain weighs mass / count; the core's grain mass is density (2r)^3.
+    density = float(s.mass) / (len(points) * (2.0 * radius) ** 3) if s.mass_mode == "MASS" else s.density
     body = world.add_granular(
         points,
-        density=float(s.density),
+        density=float(density),
         friction=float(s.friction),
         cohesion=float(s.cohesion),
         name=obj.name,
@@ -552,6 +561,10 @@ def settings_signature(
         objects_part[name] = {prop: getattr(settings, prop) for prop in OBJECT_SETTINGS}
         objects_part[name]["initial_velocity"] = [float(v) for v in settings.initial_velocity]
         objects_part[name]["animated"] = animated_signature(obj)
+        if settings.mass_mode == "MASS":  # only then, so bakes made before Mass existed stay up to date
+            objects_part[name].update({prop: getattr(settings, prop) for prop in MASS_SETTINGS})
+        if settings.pin_full_weight:
+            objects_part[name].update({prop: getattr(settings, prop) for prop in PIN_SETTINGS})
         if settings.role in fluids.FLUID_ROLES:
             names = FLUID_SETTINGS + (INFLOW_SETTINGS if settings.role == "INFLOW" else ())
             objects_part[name].update({prop: getattr(settings, prop) for prop in names})

@@ -36,7 +36,7 @@ from typing import Any
 import bpy
 
 from ..core import SimulationInputError
-from . import runtime, scene_reader, writeback
+from . import blender_physics, runtime, scene_reader, writeback
 from .frame_cache import FrameCache
 from .rna import object_settings, scene_settings
 from .runtime import invalidate, paused
@@ -232,6 +232,11 @@ def _show_cached(sim: Simulation, scene: bpy.types.Scene, frame: int) -> None:
         print(f"Unified Particles ({scene.name}): cannot show frame {best}: {exc}", file=sys.stderr)
 
 
+def blender_physics_warnings(scene: bpy.types.Scene) -> list[str]:
+    """A line per simulated object whose Blender cloth, soft body or Bullet rigid body is still on."""
+    return blender_physics.warnings(scene, scene_reader.simulated_objects(scene))
+
+
 def status_lines(scene: bpy.types.Scene) -> list[str]:
     """Human-readable status for the panel."""
     sim = runtime.SIMULATIONS.get(scene.name)
@@ -249,6 +254,7 @@ def status_lines(scene: bpy.types.Scene) -> list[str]:
         lines.append(f"{len(joints)} joints, {sum(j.broken for j in joints)} broken")
     if sim.dirty_from is not None:
         lines.append(f"Settings changed: re-simulating from frame {sim.dirty_from}")
+    lines += blender_physics_warnings(scene)
     for name in sorted(sim.problems):
         lines.append(f"Not simulated: {name} (see the error below)")
     excluded = scene_reader.excluded_objects(scene)

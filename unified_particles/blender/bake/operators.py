@@ -17,8 +17,9 @@ from typing import Any
 import bpy
 from bpy.props import BoolProperty, IntProperty
 
-from .. import runtime
+from .. import blender_physics, runtime
 from ..rna import OperatorResult, context_scene, register_classes, scene_bake, unregister_classes
+from ..scene_reader import simulated_objects
 from .job import BakeJob, bake_scene, error_message
 from .outputs import baked_objects, free_bake
 from .paths import BAKED_ROLES, role
@@ -118,6 +119,9 @@ class UNIFIED_PARTICLES_OT_bake(bpy.types.Operator):
     def _report_done(self, job: BakeJob) -> None:
         if job.warning:
             self.report({"WARNING"}, job.warning)
+        # Blender's own cloth or Bullet still moving a baked object: the result will not show as baked.
+        for line in blender_physics.warnings(job.scene, simulated_objects(job.scene)):
+            self.report({"WARNING"}, line)
         resumed = f" (resumed after frame {job.resumed_from})" if job.resumed_from is not None else ""
         self.report({"INFO"}, f"Baked frames {job.frame_start}-{job.frame_end}{resumed}")
 

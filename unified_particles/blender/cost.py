@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Cost before work: how many particles a scene makes, the memory they take and the time per frame.
+
+Make and Convert report it (issue 23, item 7), so a file that would become 200,000 particles at seconds
+per frame says so before the first frame, with a particle radius that would be fast enough.
+
+The time is a model, t = machine x (overhead + sum over bodies of particles x cost of the kind) x budget,
+with the cost per particle of each kind measured by ``make bench`` (docs/performance.md, 2-core EPYC,
+4 substeps x 4 iterations) and ``machine`` this computer's speed relative to that one: a tiny timing
+(one frame of 1,728 grains, ~0.1 s) run once per Blender session, the first time an estimate is made.
+Expect it within a factor of two: contacts, sleeping and colliders change the real figure.
+
+Imports ``mesh_io``, ``rna``, ``settings_ui`` and the core.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from ..core import World
+from ..core.geometry import estimate_interior_count
+from ..core.limits import BYTES_PER_PARTICLE
+from . import mesh_io
+from .rna import object_settings, scene_settings
+from .settings_ui import world_keywords
+
+# Solver time per particle and frame at 4 substeps x 4 iterations, microseconds, on the benchmark machine.
+US_PER_PARTICLE = {
+    "RIGID": 18.0,  # issue 23's domino file: 199,000 particles at 3.6 s per frame (S2's loose pile: 7.5)
+    "CLOTH": 7.1,  # S1: 4,225 vertices, 30.1 ms
+    "GRANULAR": 11.0,  # S4: 100k grains, 536 ms, then about doubled by the grain support pass (README)
+    "FLUID": 112.0,  # S7: 10k particles, 1,125 ms
+    "INFLOW": 112.0,
+}
+# Per frame whatever the size (NumPy call overhead, reading the scene), ms, and per simulated object.
+OVERHEAD_MS = 5.0
+OVERHEAD_PER_OBJECT_MS = 0.5
+# The budget the figures above were measured at (substeps x iterations).
+REFERENCE_BUDGET = 16
+# The calibration scene (12^3 grains on a plane, one frame) took this long on the benchmark machine, ms.
+REFERENCE_CALIBRATION_MS = 66.0
+# Bytes one particle takes in one cached frame (positions and velocities, float64).
+CACHE_BYTES_PER_PARTICLE = 48
+# Above this per frame, the report suggests a faster setting.
+SLOW_FRAME_MS = 1000.0
+# ... aiming for this.
+TARGET_FRAME_MS = 250.0
+# Roles filled with particles on a grid of spacing 2r (their count scales as 1 / r^3).
+VOLUME_ROLES = ("RIGID", "GRANULAR", "FLUID")
+
+_machine_factor: float | None = None
+
+
+def machine_factor() -> float:
+    """This computer's solver time relative to the benchmark machine's (1: as fast), measured once."""
+    global _machine_factor
+    if _machine_factor is None:
+        side = np.arange(12) * 0.1
+        grains = np.stack(np.meshgrid(side, side, side, indexing="ij"), -1).reshape(-1, 3)
+        grains[:, 2] += 0.06  # a grain radius and a bit above the plane
+        best = math.inf
+        for _ in range(2):
+            world = World(radius=0.05)
+            world.add_granular(grains, density=1600.0)
+            world.add_collider_plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0))
+            world.step(1.0 / 24.0)  # warm up (first-step allocations)
+            start = time.perf_counter()
+            world.step(1.0 / 24.0)
+            best = min(best, (time.perf_counter() - start) * 1000.0)
+        _machine_factor = float(np.clip(best / REFERENCE_CALIBRATION_MS, 0.25, 8.0))
+    return _machine_factor
+
+
+@dataclass
+class Cost:
+    """What a scene will cost: particles per object, and the totals."""
+
+    particles: dict[str, int] = field(default_factory=dict)  # object name -> particle count
+    kinds: dict[str, str] = field(default_factory=dict)  # object name -> role
+    ms_per_frame: float = 0.0
+    solver_bytes: int = 0
+    cache_bytes_per_frame: int = 0
+    cache_frames: int = 0  # frames the live cache keeps at its memory limit
+    frames: int = 0
+    suggestion: str = ""
+
+    @property
+    def total(self) -> int:
+        return sum(self.particles.values())
+
+    def summary(self) -> str:
+        """One line: particles, memory, time per frame on this machine (and a suggestion when slow)."""
+        text = (
+            f"{self.total:,} particles, {self.solver_bytes / 2**20:,.0f} MiB to simulate, "
+            f"~{_time_text(self.ms_per_frame)} per frame on this computer "
+            f"(~{_time_text(self.ms_per_frame * self.frames)} for {self.frames} frames)"
+        )
+        if self.frames > self.cache_frames:
+            text += f"; the live cache keeps {self.cache_frames} of {self.frames} frames (Memory Limit)"
+        return f"{text}. {self.suggestion}" if self.suggestion else text
+
+
+def _time_text(ms: float) -> str:
+    if ms < 1000.0:
+        return f"{ms:.0f} ms"
+    if ms < 120_000.0:
+        return f"{ms / 1000.0:.1f} s"
+    return f"{ms / 60_000.0:.0f} min"
+
+
+def particle_count(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float) -> int:
+    """Particles ``obj`` makes in its role at ``radius`` (an estimate for filled volumes, O(faces))."""
+    role = object_settings(obj).role
+    if obj.type != "MESH":
+        return 0
+    if role == "CLOTH":
+        return len(obj.data.vertices)  # type: ignore[union-attr]
+    if role not in VOLUME_ROLES:
+        return 0  # colliders, inflows (their particles are poured later), outflows
+    local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
+    if len(tris) == 0:
+        return 0
+    vertices = mesh_io.transform_points(mesh_io.matrix_to_numpy(obj.matrix_world), local)
+    return estimate_interior_count(vertices, tris, 2.0 * radius)
+
+
+def estimate(scene: bpy.types.Scene, objects: list[bpy.types.Object], depsgraph: bpy.types.Depsgraph) -> Cost:
+    """The cost of simulating ``objects`` (the scene's simulated objects) with the scene's settings."""
+    settings = scene_settings(scene)
+    radius = float(settings.particle_radius)
+    cost = Cost()
+    for obj in objects:
+        cost.particles[obj.name] = particle_count(obj, depsgraph, radius)
+        cost.kinds[obj.name] = object_settings(obj).role
+    keywords = world_keywords(settings)
+    budget = int(keywords["substeps"]) * int(keywords["iterations"]) / REFERENCE_BUDGET
+    solver_us = sum(n * US_PER_PARTICLE.get(cost.kinds[name], 0.0) for name, n in cost.particles.items())
+    base = OVERHEAD_MS + OVERHEAD_PER_OBJECT_MS * len(objects) + solver_us / 1000.0
+    cost.ms_per_frame = machine_factor() * base * budget
+    cost.solver_bytes = cost.total * BYTES_PER_PARTICLE
+    cost.cache_bytes_per_frame = cost.total * CACHE_BYTES_PER_PARTICLE
+    cost.frames = max(int(scene.frame_end) - int(scene.frame_start) + 1, 1)
+    limit = int(settings.cache_memory_limit) * 2**20
+    cost.cache_frames = min(cost.frames, limit // max(cost.cache_bytes_per_frame, 1))
+    cost.suggestion = _suggestion(cost, radius)
+    return cost
+
+
+def _suggestion(cost: Cost, radius: float) -> str:
+    """A setting that brings a slow scene near TARGET_FRAME_MS: a bigger particle radius for the volume
+    fills (their count, and so their time, goes as 1 / r^3), or fewer substeps x iterations."""
+    if cost.ms_per_frame <= SLOW_FRAME_MS:
+        return ""
+    filled = sum(n for name, n in cost.particles.items() if cost.kinds[name] in VOLUME_ROLES)
+    if filled > cost.total / 2:
+        bigger = radius * (cost.ms_per_frame / TARGET_FRAME_MS) ** (1.0 / 3.0)
+        return (
+            f"Slow: a Particle Radius of {bigger:.3g} m (now {radius:.3g}) would take about a quarter second"
+        )
+    return "Slow: lower Substeps or Iterations, or simplify the cloth meshes"
