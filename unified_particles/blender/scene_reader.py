@@ -553,6 +553,7 @@ def settings_signature(
         objects_part[name] = {prop: getattr(settings, prop) for prop in OBJECT_SETTINGS}
         objects_part[name]["initial_velocity"] = [float(v) for v in settings.initial_velocity]
         objects_part[name]["animated"] = animated_signature(obj)
+        objects_part[name]["effector_weights"] = fields.weights_of(obj, scene)  # Blender's, if any
         if settings.role in fluids.FLUID_ROLES:
             names = FLUID_SETTINGS + (INFLOW_SETTINGS if settings.role == "INFLOW" else ())
             objects_part[name].update({prop: getattr(settings, prop) for prop in names})
