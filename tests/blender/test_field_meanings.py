@@ -85,6 +85,7 @@ def _run(scene: Any, ours: Any, theirs: Any, frames: int) -> tuple[np.ndarray, n
 
 
 def _same_path(moved_ours: np.ndarray, moved_theirs: np.ndarray) -> None:
+    print(f"moved: ours {np.round(moved_ours, 4)}, Blender's {np.round(moved_theirs, 4)}")  # the docs table
     distance = float(np.linalg.norm(moved_theirs))
     assert distance > 0.05, moved_theirs  # the field moved Blender's cube
     assert np.linalg.norm(moved_ours - moved_theirs) <= 0.04 * distance + 1e-3, (moved_ours, moved_theirs)
