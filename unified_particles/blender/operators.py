@@ -82,6 +82,44 @@ def _rest_shape(obj: bpy.types.Object) -> Iterator[None]:
         mesh_io.write_positions(mesh, shown)
 
 
+# Roles whose particles collide with each other's (core/depenetration.py caps their separation speed).
+_BODY_ROLES = ("RIGID", "CLOTH", "GRANULAR")
+
+
+def _start_overlaps(context: bpy.types.Context, made: list[bpy.types.Object]) -> list[str]:
+    """A message for every pair of bodies (one of them just made) that overlap where they start: their
+    world bounding boxes cross by more than a particle radius on every axis (nested shells,
+    interpenetrating props; bodies merely touching are not named). The solver pushes them apart at
+    most Max Separation Speed fast (core/depenetration.py)."""
+    scene = context_scene(context)
+    settings = scene_settings(scene)
+    radius = float(settings.particle_radius)
+    cap = float(getattr(settings, "max_depenetration_speed", 1.0))  # a declared (generated) setting
+    bodies = [o for o in scene_reader.simulated_objects(scene) if object_settings(o).role in _BODY_ROLES]
+    boxes: dict[str, tuple[mesh_io.FloatArray, mesh_io.FloatArray]] = {}
+    for obj in bodies:
+        try:
+            points, _ = _world_mesh(obj, context)
+        except Exception:  # not buildable: Make or the simulation reports it
+            continue
+        if len(points):
+            boxes[obj.name] = (points.min(axis=0), points.max(axis=0))
+    made_names = {o.name for o in made}
+    out = []
+    names = sorted(boxes)
+    for k, a in enumerate(names):
+        for b in names[k + 1 :]:  # a loop over objects, not particles
+            if a not in made_names and b not in made_names:
+                continue
+            (lo_a, hi_a), (lo_b, hi_b) = boxes[a], boxes[b]
+            if np.all(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b) > radius):
+                out.append(
+                    f"{a!r} and {b!r} overlap where they start: they are pushed apart at most "
+                    f"{cap:g} m/s (Max Separation Speed)"
+                )
+    return out
+
+
 def _world_mesh(
     obj: bpy.types.Object, context: bpy.types.Context
 ) -> tuple[mesh_io.FloatArray, mesh_io.IntArray]:
@@ -181,6 +219,8 @@ class _MakeOperator(bpy.types.Operator):
             )
             estimate = f". Scene: {found.summary()}"
         self.report({"INFO"}, f"{self.role.title()}: {names}{estimate}")
+        for warning in _start_overlaps(context, objects):
+            self.report({"WARNING"}, warning)
         return {"FINISHED"}
 
 

@@ -63,7 +63,12 @@ MAX_FRICTION = 10.0
 
 COLLIDER_SHAPES = [
     ("MESH", "Mesh", "The evaluated mesh as a signed distance volume; follows the object's animation"),
-    ("PLANE", "Infinite Plane", "A static infinite plane through the object origin along its local Z axis"),
+    (
+        "PLANE",
+        "Infinite Plane",
+        "A flat mesh's plane, static and unbounded, where the mesh is (its start pose), holding bodies on "
+        "the side they start on. Where bodies could fall past the mesh's edge, the mesh is used instead",
+    ),
 ]
 
 

@@ -37,7 +37,7 @@ import bpy
 import numpy as np
 
 from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
-from . import cloth_result, fields, fluids, granular, joints, mesh_io
+from . import cloth_result, fields, flat_colliders, fluids, granular, joints, mesh_io
 from .materials import TETHER_GIVE, soft_pin_frequency, stiffness_to_compliance
 from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
 from .rna import mesh_of, object_settings, scene_settings
@@ -58,8 +58,6 @@ _PASSIVE_ROLES = ("COLLIDER", "OUTFLOW")
 MAX_GRAINS_PER_OBJECT = 2_000_000
 # Smallest cloth mass, kg: a zero-area cloth still gets finite particle masses.
 MIN_CLOTH_MASS = 1e-6
-# Guards the normalisation of a plane collider's normal (a zero-scaled object has none).
-_TINY_LENGTH = 1e-30
 
 # Object settings the reader passes to the core: a change re-simulates (role, shape and pointers are in
 # structure_signature too, since they change which particles exist).
@@ -198,7 +196,9 @@ def make_world(
     entries: list[Entry] = []
     found: dict[str, str] = {}
     first: Exception | None = None
-    for obj in simulated_objects(scene):
+    # Plane colliders last: a flat mesh's plane faces the bodies and becomes a mesh where they could reach
+    # its edge (flat_colliders), so it is built once their particles exist.
+    for obj in sorted(simulated_objects(scene), key=_is_plane):
         role = object_settings(obj).role
         try:
             if obj.type != "MESH":
@@ -384,21 +384,25 @@ def _add_outflow(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: 
     return Entry("OUTFLOW", obj.name, outflow, obj.name, animated=is_animated(obj))
 
 
+def _is_plane(obj: bpy.types.Object) -> bool:
+    s = object_settings(obj)
+    return s.role == "COLLIDER" and s.collider_shape == "PLANE"
+
+
 def _add_collider(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
     s = object_settings(obj)
     matrix = mesh_io.evaluated_matrix_world(obj, depsgraph)
-    if s.collider_shape == "PLANE":
-        normal = np.linalg.inv(matrix[:3, :3]).T @ np.array([0.0, 0.0, 1.0])
-        plane = world.add_collider_plane(
-            point=matrix[:3, 3],
-            normal=normal / max(np.linalg.norm(normal), _TINY_LENGTH),
-            friction=float(s.friction),
-            name=obj.name,
-        )
-        return Entry("COLLIDER", obj.name, plane, obj.name)
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
     if len(tris) == 0:
         raise RuntimeError(f"Collider {obj.name!r} has no faces")
+    if s.collider_shape == "PLANE":
+        # The mesh's own plane in world space, facing the bodies; a mesh collider where they could fall
+        # past its edge (flat_colliders explains the choice).
+        bodies = world.positions[world.particle_active]
+        plane = flat_colliders.flat_plane(local, tris, matrix, bodies)
+        if plane is not None and not flat_colliders.needs_edge(plane, bodies):
+            infinite = world.add_collider_plane(plane.point, plane.normal, float(s.friction), obj.name)
+            return Entry("COLLIDER", obj.name, infinite, obj.name)
     deforms = collider_may_deform(obj)
     # Shape keys or deforming modifiers (an armature, a lattice): it will deform, so no volume is built
     # (seconds for a 20k-triangle character). Other modifiers keep the volume until the mesh changes.
@@ -565,6 +569,9 @@ def settings_signature(
             objects_part[name].update({prop: getattr(settings, prop) for prop in MASS_SETTINGS})
         if settings.pin_full_weight:
             objects_part[name].update({prop: getattr(settings, prop) for prop in PIN_SETTINGS})
+        effector = fields.weights_of(obj, scene)  # Blender's effector weights, if any
+        if effector != (float(settings.field_weight), dict.fromkeys(fields.WEIGHT_KINDS, 1.0), None):
+            objects_part[name]["effector_weights"] = effector  # only then: older bakes stay up to date
         if settings.role in fluids.FLUID_ROLES:
             names = FLUID_SETTINGS + (INFLOW_SETTINGS if settings.role == "INFLOW" else ())
             objects_part[name].update({prop: getattr(settings, prop) for prop in names})

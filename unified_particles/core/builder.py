@@ -233,11 +233,11 @@ class WorldBuilder:
             system = self.solver.fields = FieldSystem(self.bodies, self.radius, lambda: world.time)
         return system
 
-    def set_field_weight(self, body: Body, weight: float) -> None:
+    def set_field_weight(self, body: Body, weight: float, kind: str | None = None) -> None:
         """``World.set_field_weight``: checks that ``body`` is one of this world's."""
         if not any(b is body for b in self.bodies):
             raise SimulationInputError(f"{body!r} is not a body of this world")
-        self.field_system().set_weight(body, weight)
+        self.field_system().set_weight(body, weight, kind)
 
     def remove_force_field(self, field: ForceField) -> None:
         """``World.remove_force_field``: checks that ``field`` is one of this world's."""

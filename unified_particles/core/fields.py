@@ -10,17 +10,25 @@ The meaning of every setting follows Blender's effector code (``source/blender/b
 effect.cc``: ``get_effector_data``, ``effector_falloff``, ``falloff_func``, ``do_physical_effector``),
 with these documented differences (docs/physics.md, "Force fields"):
 
-* Force, Vortex, Turbulence, Drag: Blender's force vector ``E`` (newtons) at each particle pushes its
-  *object as a whole*: particle i of object b gets ``a_i = weight_b * E(x_i, v_i) / M_b`` (``M_b`` the
-  object's free mass), as Bullet applies an effector to a rigid body's centre. A granular object counts
-  as one object (its grains share the force by mass), so a single grain gets ``a = E / m``.
-* Wind is air moving at ``strength`` m/s along the field's Z axis (times the falloff) and acts through
-  aerodynamic drag on the velocity relative to the air, so Blender's Flow is always 1 for Wind:
-  cloth triangles feel ``F = 0.5 rho C A ((u - v_tri) . n) |(u - v_tri) . n| n`` (a third to each corner),
-  grains ``F = 0.5 rho C pi r^2 |u - v| (u - v)``, a rigid body the same on its mean relative velocity
-  with the cross-section of a cube of its volume.
-* Drag follows the *names* of Blender's settings: ``F = -(linear_drag + quadratic_drag |v|) v``. (Blender's
-  code multiplies ``linear_drag`` by |v|^2 and ``quadratic_drag`` by |v|, and caps both at 2.)
+* Every kind's force vector ``E`` (newtons) at each particle pushes its *object as a whole*: particle i
+  of a rigid or granular object b gets ``a_i = weight_b * E(x_i, v_i) / M_b`` (``M_b`` the object's free
+  mass), as Blender's rigid body world applies the effectors at a body's centre as one central force
+  (``rigidbody.cc``: ``BKE_effectors_apply`` then ``RB_body_apply_central_force``). A granular object
+  counts as one object (its grains share the force by mass), so a single grain gets ``a = E / m``.
+* Cloth feels Blender's cloth meaning (``implicit_blender.cc``, ``SIM_mass_spring_force_face_extern``):
+  ``CLOTH_EFFECTOR_SCALE`` (0.02) times the force per square metre, so a vertex gets
+  ``F_i = 0.02 A_i E(x_i)`` with ``A_i`` a third of its triangles' area (at the first step with fields).
+  Blender's ``wind_factor`` (the normal-only part of a field on cloth) is not modelled (its default, 0).
+* Wind is Blender's: a force ``strength * falloff`` newtons along the field's Z axis
+  (``do_physical_effector``, ``PFIELD_WIND``), not an air speed; with Flow (``F -= flow * falloff * v``)
+  an object tends to the speed ``strength / flow`` m/s.
+* Drag follows Blender's code, not the names of its settings: ``F = -(linear_drag |v| + quadratic_drag) v``
+  with both capped at 2 (``PFIELD_DRAG``: Blender's "Linear" multiplies |v|^2).
+* ``vel_to_sec`` is Blender's ``EffectedPoint.vel_to_sec``: 1 (the default) keeps ``strength`` in newtons;
+  Blender's rigid bodies and cloth evaluate fields with the scene's frame rate there
+  (``pd_point_from_loc``), so every force is divided by it (a Force of 2 pushes a 1 kg rigid body at
+  2/24 m/s^2 at 24 fps), except Flow and the new Vortex's -v, and Drag's ``linear_drag`` term grows by it.
+  The Blender layer passes the frame rate, so fields move bodies as Blender's own do.
 * Noise on the strength (``noise``) and Turbulence are deterministic value noise on an integer-hashed
   lattice seeded by ``seed`` (Blender: a per-evaluation random number and Perlin noise), so a run is
   bit-identical to the last.
@@ -31,14 +39,14 @@ with these documented differences (docs/physics.md, "Force fields"):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import SimulationInputError
-from .model import KIND_CLOTH, KIND_GRANULAR
+from .model import KIND_CLOTH
 
 if TYPE_CHECKING:
     from .model import ParticleModel
@@ -52,14 +60,10 @@ SHAPES = ("POINT", "LINE", "PLANE")
 FALLOFF_TYPES = ("SPHERE", "TUBE", "CONE")
 Z_DIRECTIONS = ("BOTH", "POSITIVE", "NEGATIVE")
 
-# Air at 20 C, kg/m^3.
-AIR_DENSITY = 1.2
-# Drag coefficient of a flat plate facing the flow (cloth triangles, normal component only).
-PLATE_DRAG_COEFFICIENT = 1.0
-# Drag coefficient of a sphere at high Reynolds number (grains).
-SPHERE_DRAG_COEFFICIENT = 0.47
-# Drag coefficient of a bluff body (rigid bodies, on the cross-section of a cube of their volume).
-BODY_DRAG_COEFFICIENT = 1.0
+# Blender's cloth: effector forces per square metre of cloth times this (effector_scale).
+CLOTH_EFFECTOR_SCALE = 0.02
+# Blender caps both drag coefficients at this (effect.cc, PFIELD_DRAG).
+DRAG_CAP = 2.0
 # Noise on the strength varies over this many seconds (one lattice step in time) and metres.
 NOISE_TIME_CELL = 0.1
 NOISE_SPACE_CELL = 1.0
@@ -90,6 +94,9 @@ _SETTING_DEFAULTS: dict[str, Any] = {
     "quadratic_drag": 0.0,
     "use_global_coords": False,
     "enabled": True,
+    # Blender's EffectedPoint.vel_to_sec: 1 for SI newtons; Blender's rigid bodies and cloth use the frame
+    # rate (pd_point_from_loc), so their fields push with strength / fps and Drag's first term grows by fps.
+    "vel_to_sec": 1.0,
 }
 
 
@@ -193,6 +200,8 @@ class ForceField:
                 setattr(self, key, bool(value))
             elif key in ("strength", "flow", "noise"):
                 setattr(self, key, _number(value, key))
+            elif key == "vel_to_sec":
+                self.vel_to_sec = max(_number(value, key, 0.0), _TINY)
             else:
                 setattr(self, key, _number(value, key, 0.0))
 
@@ -277,7 +286,7 @@ class ForceField:
         return s
 
     def effector(self, xt: FloatArray, vt: FloatArray, time: float) -> tuple[FloatArray, FloatArray]:
-        """Blender's ``do_physical_effector`` for Force, Vortex, Turbulence and Drag, split in two.
+        """Blender's ``do_physical_effector`` for every kind, split in two.
 
         ``xt``, ``vt``: (3, N) positions and velocities. Returns (E (3, N) newtons, k (N,) kg/s) with the
         force E - k v: the velocity-proportional part (Drag, Flow, the plane Vortex's -v) is kept apart to
@@ -292,7 +301,9 @@ class ForceField:
         if not on.any():
             return force, k
         sf = self.strength_at(xt, time) * f
-        if self.kind == "FORCE":
+        if self.kind == "WIND":
+            force = nor[:, None] * sf  # PFIELD_WIND: nor * strength * falloff
+        elif self.kind == "FORCE":
             # force = normalize(vec_to_point) * strength * falloff: away from the origin (POINT), the
             # plane (PLANE) or the axis (LINE) for strength > 0.
             vec = self._vec_to_point(r, fac, nor)
@@ -316,15 +327,14 @@ class ForceField:
                 p = p / self.size
             force = (2.0 * np.stack(turbulence(p, self.seed)) - 1.0) * sf
         elif self.kind == "DRAG":
-            k += f * (self.linear_drag + self.quadratic_drag * _length(vt))
+            # PFIELD_DRAG: -falloff |v| (min(f_strength, 2) |v| + min(f_damp, 2)) v_hat, where
+            # linear_drag is f_strength and quadratic_drag f_damp (rna_object_force.cc).
+            fac = _length(vt) * self.vel_to_sec
+            k += f * (min(self.linear_drag, DRAG_CAP) * fac + min(self.quadratic_drag, DRAG_CAP))
         if self.kind != "DRAG" and self.flow != 0.0:
             k += self.flow * f  # effect.cc: total_force += -flow * falloff * vel
-        return force, k
-
-    def wind_velocity(self, xt: FloatArray, time: float) -> FloatArray:
-        """(3, N) air velocity of a Wind field, m/s: strength (with noise) * falloff along its Z axis."""
-        r, fac, nor = self._relative(xt)
-        return nor[:, None] * (self.strength_at(xt, time) * self._falloff(r, fac, nor))
+        # effect.cc: total_force += force / vel_to_sec (the new Vortex's -v vel_to_sec is the k above).
+        return force / self.vel_to_sec, k
 
 
 def _length(a: FloatArray) -> FloatArray:
@@ -426,59 +436,82 @@ class FieldSystem:
         self.clock = clock  # the world's time at the start of the frame, s
         self.bodies = bodies
         self.radius = radius
-        self.weights: dict[int, float] = {}  # id(body handle) -> weight (default 1)
+        # id(body handle) -> {None: All, kind: that kind's weight} (default 1 each)
+        self.weights: dict[int, dict[str | None, float]] = {}
+        self.sources: dict[int, frozenset[str]] = {}  # id(body) -> the only field names acting on it
         self.cloth_triangles: list[IntArray] = []  # (F, 3) global particle indices per cloth
         self._cache_key: tuple[Any, ...] = ()
         self._derived: dict[str, Any] = {}
 
-    def set_weight(self, body: Any, weight: float) -> None:
-        self.weights[id(body)] = _number(weight, "weight", 0.0)
+    def _check(self, body: Any) -> None:
+        if not any(b is body for b in self.bodies):
+            raise SimulationInputError(f"{body!r} is not a body of this world")
+
+    def set_weight(self, body: Any, weight: float, kind: str | None = None) -> None:
+        self._check(body)
+        key = None if kind is None else _choice(kind, "weight kind", KINDS)
+        self.weights.setdefault(id(body), {})[key] = _number(weight, "weight", 0.0)
         self._cache_key = ()
 
-    def weight(self, body: Any) -> float:
-        return self.weights.get(id(body), 1.0)
+    def weight(self, body: Any, kind: str | None = None) -> float:
+        return self.weights.get(id(body), {}).get(kind, 1.0)
+
+    def set_sources(self, body: Any, names: Iterable[str] | None) -> None:
+        self._check(body)
+        if names is None:
+            self.sources.pop(id(body), None)
+        else:
+            self.sources[id(body)] = frozenset(str(n) for n in names)
 
     def add_cloth(self, indices: IntArray, triangles: IntArray) -> None:
         self.cloth_triangles.append(np.asarray(triangles, dtype=np.int64) + int(indices[0]))
         self._cache_key = ()
 
-    def _arrays(self, model: ParticleModel) -> dict[str, Any]:
-        """Per-particle: body number, weight / free body mass, weight, mass; per body: free mass, area."""
+    def _arrays(self, model: ParticleModel, xt: FloatArray) -> dict[str, Any]:
+        """Per-particle: body number, weight, force-to-acceleration scale; per body and kind: weights."""
         n = model.particle_count
         key = (n, len(self.bodies), id(model.particle_inv_mass))
         if key == self._cache_key:
             return self._derived
         body_of = np.zeros(n, np.int64)
         weight = np.ones(n)
+        nb = len(self.bodies)
+        kind_weight = np.ones((len(KINDS), nb))
         for b, body in enumerate(self.bodies):  # a loop over bodies, not particles
             body_of[body.indices] = b
             weight[body.indices] = self.weight(body)
+            kind_weight[:, b] = [self.weight(body, k) for k in KINDS]
         w = model.particle_inv_mass
         mass = np.divide(1.0, w, out=np.zeros(n), where=w > 0.0)
-        body_mass = np.bincount(body_of, weights=mass, minlength=len(self.bodies))
-        body_count = np.bincount(body_of, minlength=len(self.bodies)).astype(np.float64)
+        body_mass = np.bincount(body_of, weights=mass, minlength=nb)
+        scale = weight / np.maximum(body_mass[body_of], _TINY)  # w_b / M_b per particle
         tris = np.concatenate(self.cloth_triangles) if self.cloth_triangles else np.zeros((0, 3), np.int64)
-        w = model.particle_inv_mass
-        tris = tris[(w[tris] > 0.0).any(axis=1)]  # triangles with a free corner
-        kind = model.particle_kind
-        grains = np.flatnonzero(kind == KIND_GRANULAR)
-        rigid = np.flatnonzero((kind != KIND_GRANULAR) & (kind != KIND_CLOTH))
-        self._derived = {
-            "body_of": body_of,
-            "weight": weight,
-            "scale": weight / np.maximum(body_mass[body_of], _TINY),  # w_b / M_b per particle
-            "inv_mass": np.divide(weight, mass, out=np.zeros(n), where=mass > 0.0),  # w_b / m_i
-            "mass": mass,
-            "body_mass": body_mass,
-            # cross-section of a cube of the body's volume (n particles of (2r)^3)
-            "body_area": (body_count * (2.0 * self.radius) ** 3) ** (2.0 / 3.0),
-            "triangles": tris,
-            "corners": np.ascontiguousarray(tris.T).ravel(),
-            "grains": grains,
-            "rigid": rigid,
-        }
+        if len(tris):
+            # Cloth: F_i = 0.02 A_i E (Blender's face_extern), A_i a third of the area of its triangles.
+            a, b_, c = (xt[:, tris[:, k]] for k in range(3))
+            area = 0.5 * _length(_cross_columns(b_ - a, c - a))
+            vertex_area = np.bincount(tris.ravel(), weights=np.repeat(area / 3.0, 3), minlength=n)
+            cloth = np.flatnonzero(model.particle_kind == KIND_CLOTH)
+            scale[cloth] = np.divide(
+                CLOTH_EFFECTOR_SCALE * vertex_area[cloth] * weight[cloth],
+                mass[cloth],
+                out=np.zeros(len(cloth)),
+                where=mass[cloth] > 0.0,
+            )
+        self._derived = {"body_of": body_of, "weight": weight, "scale": scale, "kind_weight": kind_weight}
         self._cache_key = key
         return self._derived
+
+    def _field_scale(self, field: ForceField, d: dict[str, Any]) -> FloatArray:
+        """(N,) force-to-acceleration factor of one field: the body's scale times its weight of the
+        field's kind, 0 for bodies whose sources leave this field out."""
+        per_body = d["kind_weight"][KINDS.index(field.kind)].copy()
+        if self.sources:
+            for b, body in enumerate(self.bodies):  # a loop over bodies, not particles
+                allowed = self.sources.get(id(body))
+                if allowed is not None and field.name not in allowed:
+                    per_body[b] = 0.0
+        return np.asarray(d["scale"] * per_body[d["body_of"]], dtype=np.float64)
 
     def apply(self, state: ParticleState, model: ParticleModel, h: float, time_in_frame: float) -> None:
         """v <- (v + h a) / (1 + h k) for every dynamic particle, a and k summed over the fields."""
@@ -486,70 +519,23 @@ class FieldSystem:
         if not active or model.particle_count == 0:
             return
         time = self.clock() + time_in_frame
-        d = self._arrays(model)
         x, v = state.positions, state.velocities
+        xt, vt = np.ascontiguousarray(x.T), np.ascontiguousarray(v.T)
+        d = self._arrays(model, xt)
         dynamic = model.particle_dynamic & (d["weight"] > 0.0)
         if not dynamic.any():
             return
-        xt, vt = np.ascontiguousarray(x.T), np.ascontiguousarray(v.T)
         acc = np.zeros_like(xt)
         damp = np.zeros(xt.shape[1])
         for field in active:
-            if field.kind == "WIND":
-                self._wind(field, xt, vt, d, time, acc, damp)
-            else:
-                force, k = field.effector(xt, vt, time)
-                acc += force * d["scale"]
-                damp += d["scale"] * k
+            force, k = field.effector(xt, vt, time)
+            scale = self._field_scale(field, d)
+            acc += force * scale
+            damp += scale * k
         keep = np.where(dynamic, 1.0, 0.0)
         factor = keep / (1.0 + h * damp)
         for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
             v[:, axis] = np.where(dynamic, (vt[axis] + h * acc[axis]) * factor, vt[axis])
-
-    def _wind(
-        self,
-        field: ForceField,
-        xt: FloatArray,
-        vt: FloatArray,
-        d: dict[str, Any],
-        time: float,
-        acc: FloatArray,
-        damp: FloatArray,
-    ) -> None:
-        u = field.wind_velocity(xt, time)
-        # Grains: F = 0.5 rho C pi r^2 |u - v| (u - v) = c (u - v), integrated as a pull towards u.
-        g = d["grains"]
-        if len(g):
-            ug = u[:, g]
-            c = 0.5 * AIR_DENSITY * SPHERE_DRAG_COEFFICIENT * np.pi * self.radius**2
-            coef = c * _length(ug - vt[:, g]) * d["inv_mass"][g]
-            acc[:, g] += ug * coef
-            damp[g] += coef
-        # Rigid bodies: the same on the mass-weighted mean relative velocity, cross-section of their cube.
-        rg = d["rigid"]
-        if len(rg):
-            body_of, mass, nb = d["body_of"][rg], d["mass"][rg], len(d["body_mass"])
-            rel = (u[:, rg] - vt[:, rg]) * mass
-            sums = [np.bincount(body_of, weights=rel[a], minlength=nb) for a in range(3)]
-            mean = np.asarray(np.stack(sums), dtype=np.float64) / np.maximum(d["body_mass"], _TINY)
-            force = mean * (0.5 * AIR_DENSITY * BODY_DRAG_COEFFICIENT * d["body_area"] * _length(mean))
-            acc[:, rg] += force[:, body_of] * d["scale"][rg]
-        # Cloth: pressure on each triangle's normal from the normal relative velocity, a third per corner.
-        tris = d["triangles"]
-        if len(tris):
-            nt, n = len(tris), xt.shape[1]
-            corners = d["corners"]  # all first corners, then all second, then all third
-            pos = np.take(xt, corners, axis=1).reshape(3, 3, nt)  # (axis, corner, triangle)
-            cross = _cross_columns(pos[:, 1] - pos[:, 0], pos[:, 2] - pos[:, 0])
-            double_area = _length(cross)
-            normal = cross / np.maximum(double_area, _TINY)
-            rel = np.take(u - vt, corners, axis=1).reshape(3, 3, nt).sum(axis=1) * (1.0 / 3.0)
-            un = rel[0] * normal[0] + rel[1] * normal[1] + rel[2] * normal[2]
-            pressure = 0.5 * AIR_DENSITY * PLATE_DRAG_COEFFICIENT * un * np.abs(un)
-            force = normal * (pressure * double_area / 6.0)  # per corner: a third of pressure * area, N
-            for axis in range(3):
-                total = np.bincount(corners, weights=np.tile(force[axis], 3), minlength=n)
-                acc[axis] += total * d["inv_mass"]
 
 
 def _cross_columns(p: FloatArray, q: FloatArray) -> FloatArray:

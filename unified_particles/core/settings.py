@@ -80,6 +80,9 @@ class SolverSettings:
         sleep_threshold: particles slower than this (m/s) after a small step that touch something
             (or belong to a rigid body that does) are frozen for that step. Default 0 (off).
         max_speed: particle speed limit, m/s. Default inf (no limit).
+        max_depenetration_speed: bodies that overlap another where they were built are pushed apart
+            at most this fast, m/s (PhysX's max depenetration velocity; ``depenetration.py``); inf
+            turns the cap off. Default 1.
         damping: velocity damping rate, 1/s (v *= exp(-damping dt)). Default 0 (no damping).
         restitution: coefficient of restitution for collider contacts, 0..1. Default 0.
         static_friction_scale: multiplies every contact's Coulomb coefficient (the mean of the two
@@ -162,6 +165,16 @@ class SolverSettings:
         ui_maximum=1e4,
         blender_unit="VELOCITY",
     )
+    max_depenetration_speed: float = _setting(
+        1.0,
+        label="Max Separation Speed",
+        description="Bodies overlapping at the start are pushed apart at most this fast (m/s)",
+        unit="m/s",
+        minimum=0.01,
+        panel="advanced",
+        ui_maximum=1e3,
+        blender_unit="VELOCITY",
+    )
     damping: float = _setting(
         0.0,
         label="Damping",
@@ -232,7 +245,9 @@ class SolverSettings:
                 raise SimulationInputError(f"setting {f.name} must be a number, got {value!r}")
             if np.isnan(value) or value < 0:
                 raise SimulationInputError(f"setting {f.name} must be >= 0, got {value!r}")
-            if f.name != "max_speed" and f.name != "memory_limit" and not np.isfinite(value):
+            if f.name not in ("max_speed", "max_depenetration_speed", "memory_limit") and not np.isfinite(
+                value
+            ):
                 raise SimulationInputError(f"setting {f.name} must be finite, got {value!r}")
         for name in ("substeps", "iterations"):
             value = getattr(self, name)
@@ -248,6 +263,9 @@ class SolverSettings:
             raise SimulationInputError(f"max_mass_ratio must be >= 1, got {self.max_mass_ratio}")
         if self.max_speed <= 0.0:
             raise SimulationInputError(f"max_speed must be > 0, got {self.max_speed}")
+        if self.max_depenetration_speed <= 0.0:
+            value = self.max_depenetration_speed
+            raise SimulationInputError(f"max_depenetration_speed must be > 0 (inf: no cap), got {value}")
 
 
 def setting_info(name: str) -> SettingInfo:

@@ -16,11 +16,13 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from . import depenetration
 from .bending import BendingSolver
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts, collider_corrections
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
 from .corrections import apply_jacobi, apply_pair_jacobi, clamp_speed, rigid_impulse
+from .depenetration import Depenetration
 from .distance import GaussSeidelSolver, JacobiSolver
 from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
@@ -104,6 +106,7 @@ class Solver:
         self.fluid: FluidSolver | None = None  # the fluid passes (model.any_fluid), made on first use
         self.joints: JointSystem | None = None  # joints between rigid bodies (World.add_joint)
         self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
+        self._depen: Depenetration | None = None  # bodies overlapping at the start (depenetration.py)
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
@@ -111,7 +114,7 @@ class Solver:
         self._solver_cache = {}
         self.kinematic, self._dynamic = None, None
         self.fluid = None
-        self._rigid_row = None
+        self._rigid_row, self._depen = None, None
 
     def ensure_built(self) -> None:
         """Freeze the model if bodies were added to it; what was derived from it is then derived anew."""
@@ -207,6 +210,10 @@ class Solver:
         # 6. Velocity update, restitution, sleeping; commit positions.
         v_before = v.copy() if s.restitution > 0.0 else v
         v[...] = (x_pred - x) / h
+        # Bodies overlapping where they were built separate at most this fast (depenetration.py).
+        self._depen = depenetration.apply(
+            self._depen, s.max_depenetration_speed, model, self.radius, v, x, pair_i, pair_j
+        )
         if s.restitution > 0.0 and len(col.idx):
             self._apply_restitution(v, v_before, col, h)
         if fluid is not None and w_fluid is not None:

@@ -58,7 +58,7 @@ Position Based Fluids compress under deep columns with one density iteration per
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -437,15 +437,11 @@ class World:
             kind: "FORCE", "WIND", "VORTEX", "TURBULENCE" or "DRAG" (Blender's ``field.type``).
             transform: (4, 4) object-to-world matrix (default identity): the field's origin and, along
                 its Z axis, its direction. Move it later with ``field.set_transform(M)``.
-            strength: Blender's ``field.strength``: newtons for Force, Vortex and Turbulence (on each
-                object as a whole), the air speed in m/s for Wind.
+            strength: Blender's ``field.strength``: newtons for Force, Wind, Vortex and Turbulence, on
+                each rigid or granular object as a whole (as Bullet does), 0.02 N per m^2 on cloth.
             name: optional label.
-            **settings: Blender's ``FieldSettings`` names: ``flow``, ``shape`` (POINT, LINE, PLANE),
-                ``falloff_type`` (SPHERE, TUBE, CONE), ``falloff_power``, ``use_min_distance``,
-                ``distance_min``, ``use_max_distance``, ``distance_max``, ``radial_falloff``,
-                ``use_radial_min``, ``radial_min``, ``use_radial_max``, ``radial_max``, ``z_direction``,
-                ``noise``, ``size``, ``seed``, ``linear_drag``, ``quadratic_drag``,
-                ``use_global_coords``, ``enabled``. Change them later with ``field.configure(...)``.
+            **settings: Blender's ``FieldSettings`` names (``ForceField``); change them later with
+                ``field.configure(...)``.
 
         The field's pose and settings hold for a whole ``step``; a snapshot does not hold them (set
         them before each step, as the Blender layer does). See docs/physics.md, "Force fields".
@@ -463,19 +459,23 @@ class World:
         """The force fields added so far, in order (a copy of the list)."""
         return list(self._field_system().fields)
 
-    def set_field_weight(self, body: Body, weight: float) -> None:
+    def set_field_weight(self, body: Body, weight: float, kind: str | None = None) -> None:
         """How strongly force fields act on ``body``: 0 not at all, 1 fully (default), more is allowed.
 
-        Blender's effector weight "All" (``object.unified_particles.field_weight`` in the add-on).
+        ``kind`` None: Blender's effector weight "All" (the add-on's ``field_weight``); a field kind
+        (e.g. "WIND"): Blender's weight of that type, multiplied with "All".
         """
-        self._builder.set_field_weight(body, weight)
+        self._builder.set_field_weight(body, weight, kind)
+
+    def set_field_sources(self, body: Body, names: Iterable[str] | None) -> None:
+        """Only the fields of these names act on ``body`` (Blender's effector collection); None: all."""
+        self._field_system().set_sources(body, names)
 
     def field_weight(self, body: Body) -> float:
         """The force-field weight of ``body`` (1 unless set by :meth:`set_field_weight`)."""
         return self._field_system().weight(body)
 
-    def _field_system(self) -> FieldSystem:
-        """The solver's force fields, made on first use (``WorldBuilder.field_system``)."""
+    def _field_system(self) -> FieldSystem:  # made on first use (WorldBuilder.field_system)
         return self._builder.field_system()
 
     # ------------------------------------------------------------------ joints
