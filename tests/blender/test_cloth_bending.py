@@ -50,9 +50,10 @@ def test_silk_drapes_and_denim_stands_out(bpy_clean: ModuleType) -> None:
         # straight down from the clamp's edge).
         flat = np.hypot(rest[free, 0], rest[free, 1]).mean()
         reach[cloth.name] = np.hypot(x[free, 0], x[free, 1]).mean() / flat
-    # Measured (default budget, this mesh): silk 0.75, denim 0.93.
-    assert reach[denim.name] > reach[silk.name] + 0.1, reach
-    assert reach[denim.name] > 0.85, reach
+    # Measured (default budget, this mesh): silk 0.65, denim 0.79; the legacy Bend Stiffness of the same
+    # presets gave silk 0.85, denim 0.82 (the same scene in the core): the lighter silk stood out more.
+    assert reach[denim.name] > reach[silk.name] + 0.08, reach
+    assert reach[denim.name] > 0.72, reach
 
 
 def test_old_cloth_keeps_its_bend_stiffness_and_new_cloth_its_rigidity(
