@@ -234,7 +234,10 @@ def presets(current: str) -> str:
             continue
         if role == "CLOTH":
             amount = f"{values['area_density']:.2f} kg/m²"
-            other = f"stretch {values['stretch_stiffness']:g}, bend {values['bend_stiffness']:g}"
+            other = (
+                f"stretch {values['stretch_stiffness']:g}, bending rigidity "
+                f"{values['bending_rigidity']:g} µN·m (legacy bend {values['bend_stiffness']:g})"
+            )
         else:
             amount = _number(values["density"])
             other = f"cohesion {values['cohesion']:g}" if "cohesion" in values else DASH
@@ -683,11 +686,13 @@ def _draw_every_panel() -> dict[tuple[str, str], set[str]]:
         obj.unified_particles.pin_group = "Pins"
         drawn: list[tuple[Any, str]] = []
         context = _Context(bpy.context, object=obj, active_object=obj, mode="OBJECT")
-        for panel in panels:
-            if hasattr(panel, "poll") and not panel.poll(context):
-                continue
-            if hasattr(panel, "draw"):
-                panel.draw(SimpleNamespace(layout=_Recorder(drawn)), context)
+        for bending in ("RIGIDITY", "STIFFNESS"):  # cloth shows the setting of its bending model
+            obj.unified_particles.bending_model = bending
+            for panel in panels:
+                if hasattr(panel, "poll") and not panel.poll(context):
+                    continue
+                if hasattr(panel, "draw"):
+                    panel.draw(SimpleNamespace(layout=_Recorder(drawn)), context)
         for data, name in drawn:
             for group, value in groups.items():
                 if data == value:

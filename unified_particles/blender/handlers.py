@@ -7,7 +7,9 @@
   (only when objects or meshes were added or removed: it runs on every change);
 * before a file loads -> forget the in-memory simulations (:mod:`.runtime`), they belong to the old file;
 * after a file loads -> a bake interrupted by a crash can be resumed; check baked caches against the scene;
-* before saving -> give the scene and its simulated objects stable cache ids.
+  cloth of files made before the bending rigidity keeps its legacy bending;
+* before saving -> give the scene and its simulated objects stable cache ids; store each cloth's bending
+  model.
 
 The top of the Blender layer: imports ``simulation``, ``bake``, ``identity`` and the base modules.
 """
@@ -22,6 +24,7 @@ from bpy.app.handlers import persistent
 
 from . import identity, runtime, simulation
 from .bake import ensure_uids, report_bake_problems
+from .properties import mark_legacy_bending, stamp_bending_model
 
 
 @persistent
@@ -67,7 +70,8 @@ def on_load_pre(*_args: Any) -> None:
 
 @persistent
 def on_load_post(*_args: Any) -> None:
-    """Check the bakes of the loaded file (problems show in the panel)."""
+    """Check the bakes of the loaded file (problems show in the panel); older cloth keeps its bending."""
+    mark_legacy_bending()
     for scene in bpy.data.scenes:
         state = getattr(scene, "unified_particles_bake", None)
         if state is None:
@@ -83,7 +87,9 @@ def on_load_post(*_args: Any) -> None:
 
 @persistent
 def on_save_pre(*_args: Any) -> None:
-    """Stable cache ids before saving, so an interrupted bake of the saved file can resume later."""
+    """Stable cache ids before saving, so an interrupted bake of the saved file can resume later; the
+    cloth's bending model stored (see ``properties.mark_legacy_bending``)."""
+    stamp_bending_model()
     for scene in bpy.data.scenes:
         if getattr(scene, "unified_particles_bake", None) is not None:
             ensure_uids(scene)

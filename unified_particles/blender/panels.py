@@ -143,7 +143,11 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             _draw_mass(col, settings, "area_density")
             col.prop(settings, "friction")
             col.prop(settings, "stretch_stiffness", slider=True)
-            col.prop(settings, "bend_stiffness", slider=True)
+            col.prop(settings, "bending_model")
+            if settings.bending_model == "RIGIDITY":
+                col.prop(settings, "bending_rigidity")
+            else:
+                col.prop(settings, "bend_stiffness", slider=True)
             if obj.type == "MESH":
                 col.prop_search(settings, "pin_group", obj, "vertex_groups", text="Pin Group")
                 if settings.pin_group:

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
 from . import cloth_result, fields, flat_colliders, fluids, granular, joints, mesh_io
-from .materials import TETHER_GIVE, soft_pin_frequency, stiffness_to_compliance
+from .materials import TETHER_GIVE, bending_rigidity_si, soft_pin_frequency, stiffness_to_compliance
 from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
 from .rna import mesh_of, object_settings, scene_settings
 from .settings_ui import panel_setting_names, world_keywords
@@ -69,6 +69,8 @@ OBJECT_SETTINGS = (
     "friction",
     "stretch_stiffness",
     "bend_stiffness",
+    "bending_model",
+    "bending_rigidity",
     "pin_group",
     "pin_stiffness",
     "self_collision",
@@ -298,6 +300,8 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         mass=float(s.mass) if s.mass_mode == "MASS" else max(float(s.area_density) * area, MIN_CLOTH_MASS),
         stretch_compliance=stiffness_to_compliance(s.stretch_stiffness),
         bend_compliance=stiffness_to_compliance(s.bend_stiffness),
+        # Isometric bending of a physical rigidity (the default; the legacy Bend Stiffness otherwise).
+        bending_rigidity=bending_rigidity_si(s.bending_rigidity) if s.bending_model == "RIGIDITY" else None,
         pinned=pinned,
         self_collision=bool(s.self_collision),
         friction=float(s.friction),

@@ -30,6 +30,9 @@ from .distance import edge_diamonds
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
+# |v_rest| (m) below which a diamond counts as flat at rest: sum_i K_i x_i of a flat diamond is ~1e-17 m.
+FLAT_REST = 1e-12
+
 
 def _cot(u: FloatArray, v: FloatArray) -> FloatArray:
     """cot of the angle between the rows of u and v (K, 3)."""
@@ -132,7 +135,9 @@ class BendingSolver:
     stencils: dx_i = -(w_i K_i / (sum_j w_j K_j^2 + alpha~)) (1 - |v_rest| / |v|) v, with alpha~ =
     1 / (k_e h^2). (Jacobi averaging divided the stiffness by the ~8 stencils around a vertex: on a
     1 cm mesh a denim-stiff cloth draped like cotton at the default budget.) Coefficients are
-    precomputed per h; positions are handled coordinate-major like the distance solvers.
+    precomputed per h; positions are handled coordinate-major like the distance solvers, each colour
+    gathering and scattering its stencils' coordinates by precomputed flat indices into the (3, N) copy
+    (2.5x faster than ``np.take`` along axis 1 and an ``einsum`` per colour on a 755-vertex drape).
     """
 
     def __init__(self, con: BendingConstraints, inv_mass: FloatArray, h: float) -> None:
@@ -145,11 +150,13 @@ class BendingSolver:
         safe = np.where(denom > 0.0, denom, 1.0)
         coef = np.where(denom[:, None] > 0.0, -(w * con.weights) / safe[:, None], 0.0)  # (E, 4)
         colour = greedy_stencil_colouring(con.idx, n) if len(con.idx) else np.zeros(0, np.int64)
-        self.curved = bool(np.any(con.rest > 0.0))
+        # A flat rest shape's |v_rest| is rounding (~1e-17 m): then project onto v = 0, one step less.
+        self.curved = bool(np.any(con.rest > FLAT_REST))
         self.colours: list[tuple[IntArray, FloatArray, FloatArray, FloatArray]] = []
         for c in range(int(colour.max()) + 1 if len(colour) else 0):
             sel = np.flatnonzero(colour == c)
-            flat = np.ascontiguousarray(con.idx[sel].T).ravel()  # (4m,) corner-major
+            corners = np.ascontiguousarray(con.idx[sel].T).ravel()  # (4m,) corner-major
+            flat = (np.arange(3, dtype=np.int64)[:, None] * n + corners[None, :]).ravel()  # (12m,)
             self.colours.append(
                 (
                     flat,
@@ -162,13 +169,14 @@ class BendingSolver:
     def solve(self, x: FloatArray) -> None:
         """One pass over all colours, updating ``x`` (N, 3) in place."""
         xt = np.ascontiguousarray(x.T)
+        coords = xt.reshape(-1)
         for flat, weights, coef, rest in self.colours:
             m = len(rest)
-            g = np.take(xt, flat, axis=1).reshape(3, 4, m)  # (3, corner, m)
-            v = np.einsum("ckm,km->cm", g, weights)  # (3, m) mean-curvature vectors
+            g = coords[flat].reshape(3, 4, m)  # (3, corner, m)
+            v = (g * weights).sum(axis=1)  # (3, m) mean-curvature vectors
             if self.curved:
                 norm = np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
                 v *= np.where(norm > 0.0, 1.0 - rest / np.maximum(norm, 1e-300), 0.0)
-            g += v[:, None, :] * coef[None, :, :]
-            xt[:, flat] = g.reshape(3, 4 * m)
+            g += v[:, None, :] * coef
+            coords[flat] = g.reshape(-1)
         x[...] = xt.T

@@ -17,7 +17,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import depenetration
-from .bending import BendingSolver
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts, collider_corrections
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
@@ -35,6 +34,7 @@ from .neighbors import find_pairs, pairs_touching
 from .pair_cache import PairCache
 from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
+from .projection import BendingSolver, DistanceSolver, StretchProjection
 from .settings import SolverSettings
 from .state import ParticleState
 from .sweep import limit_fast_paths
@@ -95,7 +95,7 @@ class Solver:
         self.gravity = gravity
         self.colliders = ColliderSet()
         self.candidates = PairCache()
-        self._solver_cache: dict[float, list[GaussSeidelSolver | JacobiSolver | BendingSolver]] = {}
+        self._solver_cache: dict[float, list[DistanceSolver]] = {}
         self.kinematic: KinematicFrame | None = None  # this frame's kinematic bodies (begin_frame)
         self.pin_motion: PinMotion | None = None  # this frame's moving pins (World.set_pin_targets)
         self.soft_pin_motion: SoftPinMotion | None = None  # this frame's soft pin anchors (World.step)
@@ -736,7 +736,7 @@ class Solver:
         # One goal per particle, so no averaging; applied fully to keep the body rigid.
         x_pred[sm.idx] += delta
 
-    def _distance_solvers(self, h: float) -> list[GaussSeidelSolver | JacobiSolver | BendingSolver]:
+    def _distance_solvers(self, h: float) -> list[DistanceSolver]:
         """Bending (legacy Jacobi distance, isometric: core/bending.py), stretch (coloured Gauss-Seidel), then
         the isometric cloths' stretch limits: the solvers for step size h.
 
@@ -753,6 +753,9 @@ class Solver:
                 solvers.append(BendingSolver(model.bend_isometric, model.particle_inv_mass, h))
             if len(model.stretch):
                 solvers.append(GaussSeidelSolver(model.stretch, model.particle_inv_mass, h))
+                if self.settings.cloth_projection_iterations > 0:  # a global solve after the sweep
+                    it = self.settings.cloth_projection_iterations
+                    solvers.append(StretchProjection(model.stretch, model.particle_inv_mass, h, it))
             if len(model.stretch_limit):
                 w = model.particle_inv_mass
                 solvers.append(GaussSeidelSolver(model.stretch_limit, w, h, unilateral=True))
