@@ -9,7 +9,7 @@ pins hold the vertex). The contact then acts as a very soft spring (stiffness ~ 
 falling block of grains compresses by more than a particle radius and pushes straight through,
 between the vertices, although the cloth hardly stretches (vertex spacing 5 cm < 2r = 7 cm leaves no
 hole a grain fits through). Cloth-vs-other contacts now get a second pass after the stretch solve,
-with the cloth held (Solver._cloth_contact_pass), so each small step ends with the load on the cloth.
+with the cloth held (cloth_contacts.hold_loads_on_cloth), so each small step ends with the load on the cloth.
 
 The cloth is pinned on all four edges (a trampoline), so a grain or rigid particle can only get below it
 by going through it or by bouncing over a pinned edge first (then it has left the cloth's square

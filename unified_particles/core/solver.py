@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import depenetration
+from .cloth_contacts import hold_loads_on_cloth
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts, collider_corrections
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
@@ -56,11 +57,6 @@ INCREMENTAL_MIN_PARTICLES = 20_000
 # A particle within this many radii of a contact counts as touching for the shape-matching weights:
 # resting contacts flicker on and off at exactly zero gap, and weights that flicker inject energy.
 TOUCH_TOLERANCE_RADII = 0.1
-# A load (grain, rigid particle) may rest this many radii deep in a cloth (see _cloth_contact_pass).
-# Going through between the vertices takes an overlap of about a radius. With no slop the load's mass
-# stops mattering (a 5000 kg/m^3 box sagged a cloth no more than a 2 kg/m^3 one); with 0.25 a box
-# corner still poked through a loaded cloth for a frame.
-CLOTH_CONTACT_SLOP_RADII = 0.2
 # Cap of the shock-propagation exponent k * height: exp(50) ~ 5e21 is far beyond any mass ratio the
 # contacts can use (max_mass_ratio limits it), and exp of larger values overflows float64 near 709.
 SHOCK_EXPONENT_CAP = 50.0
@@ -196,9 +192,10 @@ class Solver:
             model.tether.solve(x_pred)
         for solver in self._distance_solvers(h):
             solver.solve(x_pred)
+        held = None
         if model.cloth_and_others:
             # Cloth contacts get the last word (see there): the stretch solve just undid them.
-            self._cloth_contact_pass(state, x_pred, pair_i, pair_j, w_contact)
+            held = self._cloth_contact_pass(state, x_pred, pair_i, pair_j, w_contact)
         if kin is not None:  # kinematic: exactly on its path (shape matching nudged it by rounding)
             x_pred[kin.idx] = x_kin
         if s.shock_propagation > 0.0 and model.any_granular_pairs:
@@ -210,6 +207,8 @@ class Solver:
         # 6. Velocity update, restitution, sleeping; commit positions.
         v_before = v.copy() if s.restitution > 0.0 else v
         v[...] = (x_pred - x) / h
+        if held is not None:  # the held pass stops loads, never pushes them off (cloth_contacts.py)
+            v[held[0]] -= held[1] / h
         # Bodies overlapping where they were built separate at most this fast (depenetration.py).
         self._depen = depenetration.apply(
             self._depen, s.max_depenetration_speed, model, self.radius, v, x, pair_i, pair_j
@@ -648,42 +647,16 @@ class Solver:
         return target - x_pred, touching, col
 
     def _cloth_contact_pass(
-        self,
-        state: ParticleState,
-        x_pred: FloatArray,
-        pair_i: IntArray,
-        pair_j: IntArray,
-        w_contact: FloatArray,
-    ) -> None:
-        """Contacts between cloth and other particles once more, after the stretch solve, cloth held.
-
-        The stiff stretch solve runs after the contacts and pulls each cloth vertex back to where the
-        rest of the cloth and the pins hold it, undoing the cloth's share of every contact correction.
-        With the mass-ratio limit (10:1) the heavy side's share is only 1/11, so a grain or crate on
-        the cloth got ~1/11 of the overlap back per small step: a contact that soft is a spring that a
-        falling block of sand compresses by more than a radius and pushes straight through, between
-        the vertices, while the cloth hardly stretches (hammock demo, 700 kg of sand on 0.9 kg of
-        cloth: 600-1300 of the 1287 grains and both crates went through the cloth's interior; twice
-        the substeps only slowed it down). Here the cloth counts as immovable (its position is the
-        stretch solve's answer) and only the other side moves out, so the step ends with the load on
-        the cloth and the velocity update sees it stopped. The first pass keeps its mass-ratio split,
-        so a heavier load still pushes the cloth further down. No friction here (the first pass
-        applied it).
-        """
-        is_cloth = self.model.particle_is_cloth
-        mixed = is_cloth[pair_i] != is_cloth[pair_j]
-        if not mixed.any():
-            return
-        w_load = np.where(is_cloth, 0.0, w_contact)  # 0 = immovable, kept 0 by the ratio limit
-        # Only overlap beyond the slop is removed (rest distance 2r - slop): the load rests that deep
-        # in the cloth and the next first pass sees it, so the sag still grows with the load's mass.
-        r = self.radius * (1.0 - 0.5 * CLOTH_CONTACT_SLOP_RADII)
-        idx, delta, _ = particle_contacts(
-            x_pred, None, pair_i[mixed], pair_j[mixed], w_load, r, self.settings.max_mass_ratio,
-            None, 1.0, 1.0, None, *self._rigid_sdf_world(state),
+        self, state: ParticleState, x_pred: FloatArray, pair_i: IntArray, pair_j: IntArray, w: FloatArray
+    ) -> tuple[IntArray, FloatArray]:
+        """Cloth-load contacts once more after the stretch solve, cloth held, with friction; returns the
+        loads' corrections that must not become velocity (``cloth_contacts.hold_loads_on_cloth``)."""
+        s = self.settings
+        return hold_loads_on_cloth(
+            state.positions, x_pred, pair_i, pair_j, self.model.particle_is_cloth, w, self.radius,
+            s.relaxation, self.model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
+            self._rigid_sdf_world(state),
         )  # fmt: skip
-        if len(idx):
-            apply_pair_jacobi(x_pred, idx, delta, self.settings.relaxation)
 
     def _rigid_sdf_world(
         self, state: ParticleState
