@@ -34,7 +34,14 @@ from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
 from .settings import SolverSettings
 from .state import ParticleState
-from .struck import bound_rebound, contact_planes, hold_out, hold_out_of_kinematic, struck_contacts
+from .struck import (
+    bound_rebound,
+    contact_planes,
+    hold_out,
+    hold_out_of_kinematic,
+    push_struck_bodies,
+    struck_contacts,
+)
 from .sweep import limit_fast_paths
 
 FloatArray = NDArray[np.float64]
@@ -202,9 +209,11 @@ class Solver:
             every_pair = model.all_grains and self._dynamic is None
             support_grains(x, x_pred, pair_i, pair_j, grain, every_pair, self.radius, self.gravity)
         # 6. Velocity update, restitution, sleeping; commit positions.
-        reach = (2.0 + TOUCH_TOLERANCE_RADII) * self.radius  # infinite-mass surfaces (struck.py)
+        reach = (
+            2.0 * self.radius + self.margin
+        )  # kinematic pairs: those a push may have just parted (struck.py)
         struck = struck_contacts(
-            x_pred, v, col, self.collider_push, s.restitution, kin, pair_i, pair_j, reach
+            x_pred, v, col, self.collider_push, s.restitution, kin, pair_i, pair_j, reach, model
         )
         v[...] = (x_pred - x) / h
         if struck is not None:  # no surface throws what it strikes faster than it moves (restitution aside)
@@ -599,6 +608,9 @@ class Solver:
                     col.velocity[active],
                     friction[active],
                 )
+            pressed = col.depth.copy()  # friction keeps the whole contact's depth
+            rest_speed = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h
+            shifted = push_struck_bodies(target, col, model, rest_speed) if x_prev is not None else 0.0
             delta = collider_corrections(
                 target,
                 x_prev,
@@ -607,13 +619,14 @@ class Solver:
                 s.dynamic_friction_scale,
                 model.particle_friction,
                 h,
+                pressed,
             )
             plane = contact_planes(target, col)
             count = apply_jacobi(target, col.idx, delta, 1.0)
             if x_prev is not None:  # how far each contact moved its particle (read by struck_contacts)
                 # Moving colliders: each contact in full, not averaged with the particle's others.
-                self.collider_push = np.maximum(col.depth, 0.0) / count[col.idx] + hold_out(
-                    target, col, plane
+                self.collider_push = (
+                    shifted + np.maximum(col.depth, 0.0) / count[col.idx] + hold_out(target, col, plane)
                 )
         if len(pair_i):
             # Large lists in fixed chunks of pairs on the thread pool (core/parallel.py): the same
@@ -645,7 +658,15 @@ class Solver:
                         apply_pair_jacobi(target, idx, delta, s.relaxation)
             if x_prev is not None and self.kinematic is not None:  # infinite mass: last word (struck.py)
                 hold_out_of_kinematic(
-                    target, self.kinematic, pair_i, pair_j, w_contact, self.radius, s.max_mass_ratio, sdf
+                    target,
+                    self.kinematic,
+                    pair_i,
+                    pair_j,
+                    w_contact,
+                    self.radius,
+                    s.max_mass_ratio,
+                    sdf,
+                    model,
                 )
         return target - x_pred, touching, col
 
