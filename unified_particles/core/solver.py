@@ -38,6 +38,14 @@ from .pins import PinMotion, SoftPinMotion
 from .projection import BendingSolver, DistanceSolver, StretchProjection
 from .settings import SolverSettings
 from .state import ParticleState
+from .struck import (
+    bound_rebound,
+    contact_planes,
+    hold_out,
+    hold_out_of_kinematic,
+    push_struck_bodies,
+    struck_contacts,
+)
 from .sweep import limit_fast_paths
 
 FloatArray = NDArray[np.float64]
@@ -103,6 +111,7 @@ class Solver:
         self.joints: JointSystem | None = None  # joints between rigid bodies (World.add_joint)
         self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
         self._depen: Depenetration | None = None  # bodies overlapping at the start (depenetration.py)
+        self.collider_push = np.zeros(0)  # (K,) m, each collider contact's push this small step (struck.py)
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
@@ -205,7 +214,10 @@ class Solver:
             every_pair = model.all_grains and self._dynamic is None
             support_grains(x, x_pred, pair_i, pair_j, grain, every_pair, self.radius, self.gravity)
         # 6. Velocity update, restitution, sleeping; commit positions.
-        v_before = v.copy() if s.restitution > 0.0 else v
+        reach = 2.0 * self.radius + self.margin  # kinematic pairs a push may have just parted (struck.py)
+        struck = struck_contacts(
+            x_pred, v, col, self.collider_push, s.restitution, kin, pair_i, pair_j, reach, model
+        )
         v[...] = (x_pred - x) / h
         if held is not None:  # the held pass stops loads, never pushes them off (cloth_contacts.py)
             v[held[0]] -= held[1] / h
@@ -213,8 +225,9 @@ class Solver:
         self._depen = depenetration.apply(
             self._depen, s.max_depenetration_speed, model, self.radius, v, x, pair_i, pair_j
         )
-        if s.restitution > 0.0 and len(col.idx):
-            self._apply_restitution(v, v_before, col, h)
+        if struck is not None:  # no surface throws what it strikes faster than it moves (restitution aside)
+            rest_speed = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h
+            bound_rebound(v, struck, s.restitution, rest_speed, h, model, kin)
         if fluid is not None and w_fluid is not None:
             self._fluid_velocity_pass(fluid, v, x_pred, w_fluid, h, alpha)
         if len(inactive):
@@ -587,6 +600,8 @@ class Solver:
         touching = np.zeros(n, dtype=bool)
         tol = TOUCH_TOLERANCE_RADII * self.radius
         col = self.colliders.contacts(target, self.radius, alpha, dt_frame, tol, x_prev, h)
+        if x_prev is not None:
+            self.collider_push = np.zeros(0)
         if len(col.idx):
             touching[col.idx] = True
             # Pinned particles (zero inverse mass) never move: a collider must not push them either.
@@ -606,6 +621,9 @@ class Solver:
                     col.velocity[active],
                     friction[active],
                 )
+            pressed = col.depth.copy()  # friction keeps the whole contact's depth
+            rest_speed = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h
+            shifted = push_struck_bodies(target, col, model, rest_speed) if x_prev is not None else 0.0
             delta = collider_corrections(
                 target,
                 x_prev,
@@ -614,8 +632,15 @@ class Solver:
                 s.dynamic_friction_scale,
                 model.particle_friction,
                 h,
+                pressed,
             )
-            apply_jacobi(target, col.idx, delta, 1.0)
+            plane = contact_planes(target, col)
+            count = apply_jacobi(target, col.idx, delta, 1.0)
+            if x_prev is not None:  # how far each contact moved its particle (read by struck_contacts)
+                # Moving colliders: each contact in full, not averaged with the particle's others.
+                self.collider_push = (
+                    shifted + np.maximum(col.depth, 0.0) / count[col.idx] + hold_out(target, col, plane)
+                )
         if len(pair_i):
             # Large lists in fixed chunks of pairs on the thread pool (core/parallel.py): the same
             # arrays as one call. Positions are passed as transposed views of coordinate-major
@@ -644,6 +669,18 @@ class Solver:
                     )  # fmt: skip
                     if len(idx):
                         apply_pair_jacobi(target, idx, delta, s.relaxation)
+            if x_prev is not None and self.kinematic is not None:  # infinite mass: last word (struck.py)
+                hold_out_of_kinematic(
+                    target,
+                    self.kinematic,
+                    pair_i,
+                    pair_j,
+                    w_contact,
+                    self.radius,
+                    s.max_mass_ratio,
+                    sdf,
+                    model,
+                )
         return target - x_pred, touching, col
 
     def _cloth_contact_pass(
@@ -738,24 +775,6 @@ class Solver:
         return solvers
 
     # ------------------------------------------------------------------ 6. velocities
-    def _apply_restitution(
-        self, v: FloatArray, v_before: FloatArray, col: ColliderContacts, h: float
-    ) -> None:
-        """Bounce: the normal velocity after the step becomes -e times the approach speed before it.
-
-        Slow contacts (approach below the speed gravity adds in two small steps) do not bounce, so
-        resting contacts stay at rest. Colliders only; particle-particle contacts are inelastic.
-        """
-        e = self.settings.restitution
-        vn_before = np.einsum("ij,ij->i", v_before[col.idx], col.normal)
-        threshold = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h
-        bounce = vn_before < -threshold
-        if not bounce.any():
-            return
-        idx, n = col.idx[bounce], col.normal[bounce]
-        vn_after = np.einsum("ij,ij->i", v[idx], n)
-        v[idx] += ((-e * vn_before[bounce]) - vn_after)[:, None] * n
-
     def _resting(self, state: ParticleState, touching: BoolArray) -> BoolArray:
         """(N,) particles that may sleep: those touching something, and every particle of a rigid body
         that touches something (``rigid_touch_count``, counted by this small step's shape matching).

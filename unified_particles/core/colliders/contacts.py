@@ -56,13 +56,16 @@ def collider_corrections(
     mu_kinetic_scale: float,
     particle_friction: FloatArray,
     h: float,
+    friction_depth: FloatArray | None = None,
 ) -> FloatArray:
     """(K, 3) corrections for collider contacts: push out by the depth, then Coulomb friction.
 
     Non-penetration: dx = depth * n. Friction (paper Eq. 24-26 with an infinite-mass partner): the
     particle's tangential displacement relative to the surface, (x* - x) - v_surface h, is removed
     when it is below mu_s * depth (static) and otherwise shortened by mu_k * depth (kinetic). The
-    pair coefficient is the mean of the particle's and the collider's friction.
+    pair coefficient is the mean of the particle's and the collider's friction. ``friction_depth`` (K,),
+    if given, is the depth friction scales with instead of ``contacts.depth`` (m: a struck body moved as
+    a whole before these corrections keeps the friction of its whole contact).
     """
     n = contacts.normal
     # Near contacts (depth <= 0) get no push and, with zero depth, no friction either.
@@ -74,7 +77,7 @@ def collider_corrections(
     rel = (x_pred[idx] - x_prev[idx]) - contacts.velocity * h
     t = rel - np.einsum("ij,ij->i", rel, n)[:, None] * n
     tl = np.sqrt(np.einsum("ij,ij->i", t, t))
-    pen = np.maximum(contacts.depth, 0.0)
+    pen = np.maximum(contacts.depth if friction_depth is None else friction_depth, 0.0)
     factor = np.where(
         (tl < mu_static_scale * mu * pen) & (pen > 0.0),
         1.0,
