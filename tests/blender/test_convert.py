@@ -65,6 +65,7 @@ def blender_scene(bpy: ModuleType) -> dict[str, Any]:
     keyed = add_cube(bpy, 0.4, (-1.0, 0.0, 1.0))
     keyed.name = "Keyed"
     rigid_body(bpy, keyed, kinematic=True, mass=2.0)
+    scene.rigidbody_world.effector_weights.all = 0.5
     keyed.keyframe_insert("rigid_body.kinematic", frame=1)  # a keyed ball: animated, then released
     keyed.rigid_body.kinematic = False
     keyed.keyframe_insert("rigid_body.kinematic", frame=12)
@@ -127,6 +128,7 @@ def test_convert_maps_roles_masses_pins_and_friction_and_turns_blender_off(
     assert s["cloth"].mass == pytest.approx(30.0, rel=1e-6)
     # Friction: Bullet's f -> f^2 (clamped at 10, as Bullet clamps); cloth on a Collision object: %/100.
     assert s["domino"].friction == pytest.approx(10.0)
+    assert s["domino"].field_weight == pytest.approx(0.5)  # the rigid body world's field weight All
     assert s["ground"].friction == pytest.approx(0.25)
     assert s["table"].friction == pytest.approx(0.2)
     # The pin group with a weight below 1: soft pins (Pin Stiffness below 1), as Blender's goal springs.

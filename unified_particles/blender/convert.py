@@ -263,6 +263,9 @@ def _plan_rigid(plan: Plan, scene: bpy.types.Scene) -> None:
         return
     plan.role, plan.switch_off = "RIGID", "RIGID_BODY"
     plan.settings.update(mass_mode="MASS", mass=float(rb.mass))
+    weights = _untyped(scene.rigidbody_world).effector_weights  # Bullet's field weights are the world's
+    plan.settings["field_weight"] = float(weights.all)
+    plan.add(MAPPED, f"rigid body world field weight All {weights.all:g} -> Field Weight")
     animated = bool(rb.kinematic or not rb.enabled)
     plan.settings["animated"] = animated
     kind = "Animated rigid (follows its animation)" if animated else "Rigid"
