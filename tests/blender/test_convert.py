@@ -65,6 +65,11 @@ def blender_scene(bpy: ModuleType) -> dict[str, Any]:
     keyed = add_cube(bpy, 0.4, (-1.0, 0.0, 1.0))
     keyed.name = "Keyed"
     rigid_body(bpy, keyed, kinematic=True, mass=2.0)
+    scene.rigidbody_world.effector_weights.all = 0.5
+    keyed.keyframe_insert("rigid_body.kinematic", frame=1)  # a keyed ball: animated, then released
+    keyed.rigid_body.kinematic = False
+    keyed.keyframe_insert("rigid_body.kinematic", frame=12)
+    scene.frame_set(1)
     table = add_cube(bpy, 0.6, (0.0, 1.5, 0.3))
     table.name = "Table"
     select_only(bpy, table)
@@ -110,6 +115,11 @@ def test_convert_maps_roles_masses_pins_and_friction_and_turns_blender_off(
     assert not s["domino"].animated
     assert s["keyed"].role == "RIGID"
     assert s["keyed"].animated
+    # ... with Bullet's keys on Animated copied to ours, and Bullet's muted (so Bullet never takes it back).
+    curves = addon_module("blender.transforms").fcurves(o["keyed"])
+    ours = next(c for c in curves if c.data_path == "unified_particles.animated")
+    assert [tuple(k.co) for k in ours.keyframe_points] == [(1.0, 1.0), (12.0, 0.0)]
+    assert all(c.mute for c in curves if c.data_path == "rigid_body.kinematic")
     assert s["cloth"].role == "CLOTH"
     # Mass in kg: Bullet's Mass; the cloth's vertex mass x vertices (100 x 0.3 kg).
     assert len(o["cloth"].data.vertices) == 100
@@ -118,6 +128,7 @@ def test_convert_maps_roles_masses_pins_and_friction_and_turns_blender_off(
     assert s["cloth"].mass == pytest.approx(30.0, rel=1e-6)
     # Friction: Bullet's f -> f^2 (clamped at 10, as Bullet clamps); cloth on a Collision object: %/100.
     assert s["domino"].friction == pytest.approx(10.0)
+    assert s["domino"].field_weight == pytest.approx(0.5)  # the rigid body world's field weight All
     assert s["ground"].friction == pytest.approx(0.25)
     assert s["table"].friction == pytest.approx(0.2)
     # The pin group with a weight below 1: soft pins (Pin Stiffness below 1), as Blender's goal springs.

@@ -64,6 +64,8 @@ CLOTH_FRICTION_PERCENT = 0.01
 _SOFT_EXPONENT, _STIFF_EXPONENT = -1.0, -8.0
 
 MAPPED, APPROXIMATED, NOT_MAPPED = "mapped", "approximated", "not mapped"
+# Animated properties of a Bullet body that decide whether Bullet moves it.
+BULLET_SWITCHES = ("rigid_body.kinematic", "rigid_body.enabled")
 MAKE_OPERATORS = {"RIGID": "make_rigid", "CLOTH": "make_cloth", "COLLIDER": "make_collider"}
 
 
@@ -261,6 +263,9 @@ def _plan_rigid(plan: Plan, scene: bpy.types.Scene) -> None:
         return
     plan.role, plan.switch_off = "RIGID", "RIGID_BODY"
     plan.settings.update(mass_mode="MASS", mass=float(rb.mass))
+    weights = _untyped(scene.rigidbody_world).effector_weights  # Bullet's field weights are the world's
+    plan.settings["field_weight"] = float(weights.all)
+    plan.add(MAPPED, f"rigid body world field weight All {weights.all:g} -> Field Weight")
     animated = bool(rb.kinematic or not rb.enabled)
     plan.settings["animated"] = animated
     kind = "Animated rigid (follows its animation)" if animated else "Rigid"
@@ -408,14 +413,21 @@ def _apply(plan: Plan) -> None:
     for frame, on in plan.animated_keys:
         settings.animated = on
         obj.keyframe_insert(ANIMATED_PATH, frame=frame)
+    if plan.animated_keys:  # the value at the current frame, until the next frame change evaluates the keys
+        settings.animated = bool(plan.settings["animated"])
     if plan.switch_off == "CLOTH":
         for mod in obj.modifiers:
             if mod.type == "CLOTH":
                 mod.show_viewport = mod.show_render = False
         plan.add(MAPPED, "Blender's Cloth modifier hidden (viewport and render; its settings kept)")
     elif plan.switch_off == "RIGID_BODY" and obj.rigid_body is not None:
+        # Keys on Animated or Dynamic would hand the body back to Bullet: muted (kept), our Animated has them.
+        muted = [c for c in fcurves(obj) if c.data_path in BULLET_SWITCHES and not c.mute]
+        for curve in muted:
+            curve.mute = True
         obj.rigid_body.kinematic = True  # Bullet now follows the object instead of moving it
-        plan.add(MAPPED, "Blender's rigid body set to Animated (Bullet follows ours; its settings kept)")
+        keys = f"; its keys on {', '.join(sorted({c.data_path for c in muted}))} muted" if muted else ""
+        plan.add(MAPPED, f"Blender's rigid body set to Animated (Bullet follows ours; settings kept{keys})")
 
 
 def write_text(lines: list[Line], summary: str) -> bpy.types.Text:

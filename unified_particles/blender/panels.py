@@ -59,7 +59,11 @@ class UNIFIED_PARTICLES_PT_main(_SidebarPanel):
         row = layout.row(align=True)
         row.operator("unified_particles.clear", icon="X")
         row.operator("unified_particles.reset", text="Reset", icon="FILE_REFRESH")
-        layout.operator("unified_particles.convert_blender_physics", icon="PHYSICS")
+        row = layout.row(align=True)  # Blender's own physics as ours (blender/convert.py)
+        row.operator(
+            "unified_particles.convert_blender_physics", text="Convert Blender Physics", icon="PHYSICS"
+        )
+        row.operator("unified_particles.convert_blender_physics", text="Whole Scene").scope = "SCENE"
         warnings = simulation.blender_physics_warnings(context_scene(context))
         if warnings:  # Blender's own cloth / soft body / Bullet still moves a simulated object
             box = layout.box()
