@@ -209,9 +209,7 @@ class Solver:
             every_pair = model.all_grains and self._dynamic is None
             support_grains(x, x_pred, pair_i, pair_j, grain, every_pair, self.radius, self.gravity)
         # 6. Velocity update, restitution, sleeping; commit positions.
-        reach = (
-            2.0 * self.radius + self.margin
-        )  # kinematic pairs: those a push may have just parted (struck.py)
+        reach = 2.0 * self.radius + self.margin  # kinematic pairs a push may just have parted (struck.py)
         struck = struck_contacts(
             x_pred, v, col, self.collider_push, s.restitution, kin, pair_i, pair_j, reach, model
         )
@@ -658,16 +656,9 @@ class Solver:
                         apply_pair_jacobi(target, idx, delta, s.relaxation)
             if x_prev is not None and self.kinematic is not None:  # infinite mass: last word (struck.py)
                 hold_out_of_kinematic(
-                    target,
-                    self.kinematic,
-                    pair_i,
-                    pair_j,
-                    w_contact,
-                    self.radius,
-                    s.max_mass_ratio,
-                    sdf,
-                    model,
-                )
+                    target, self.kinematic, pair_i, pair_j, w_contact, self.radius, s.max_mass_ratio,
+                    sdf, model,
+                )  # fmt: skip
         return target - x_pred, touching, col
 
     def _cloth_contact_pass(
