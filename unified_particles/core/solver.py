@@ -671,16 +671,9 @@ class Solver:
                         apply_pair_jacobi(target, idx, delta, s.relaxation)
             if x_prev is not None and self.kinematic is not None:  # infinite mass: last word (struck.py)
                 hold_out_of_kinematic(
-                    target,
-                    self.kinematic,
-                    pair_i,
-                    pair_j,
-                    w_contact,
-                    self.radius,
-                    s.max_mass_ratio,
-                    sdf,
-                    model,
-                )
+                    target, self.kinematic, pair_i, pair_j, w_contact, self.radius, s.max_mass_ratio,
+                    sdf, model,
+                )  # fmt: skip
         return target - x_pred, touching, col
 
     def _cloth_contact_pass(
