@@ -2,20 +2,23 @@
 """Gentle separation of bodies that overlap at the start (nested shells, interpenetrating props).
 
 Bodies placed inside each other are pushed apart by the contact constraints, and position-based dynamics
-turns every correction into velocity (v = (x* - x) / h): a deep overlap resolved within a few small
-steps throws the bodies apart at metres per second (issue 23: nested hollow bodies thrown 15 m up). As
-PhysX's maximum depenetration velocity (``PxRigidBody::setMaxDepenetrationVelocity``: "the maximum
-velocity permitted to be introduced by the solver to correct for penetrations in contacts") and
-Unity's ``Rigidbody.maxDepenetrationVelocity`` do, the speed that overlaps present at the start can
-create is capped: the bodies (collision groups) that overlap another body where they were built
+turns every correction into velocity (v = (x* - x) / h): a deep overlap resolved within a few small steps
+throws the bodies apart at metres per second (issue 23: nested hollow bodies thrown 15 m up). As PhysX's
+maximum depenetration velocity (``PxRigidBody::setMaxDepenetrationVelocity``: "the maximum velocity
+permitted to be introduced by the solver to correct for penetrations in contacts") and Unity's
+``Rigidbody.maxDepenetrationVelocity`` do, the speed that overlaps present at the start can create is
+capped: the bodies (collision groups) that overlap another body where they were built
 (``model.particle_rest_q``: two particles of different groups closer than ``OVERLAP_FRACTION`` of a
-diameter) have their speed clamped to ``max_depenetration_speed`` after each small step (a rigid body as
-a whole: its velocity field scaled so that no point of it is faster; grains and cloth vertices one by one)
-while they are closer than ``RELEASE_FRACTION`` of a diameter to another body, so they separate at most
-that fast, then move freely (bodies that stay in contact, a box nested in a solid one, stay capped).
-The rule depends only on the model and the current positions, so a run resumed from a snapshot is the
-same as one run straight through. Bodies that did not overlap at the start are never touched (impacts
-keep their speed), and fluid particles are left out (a liquid is compressed on purpose).
+diameter) and still do when the solver first steps them (a body added to a running world is built where
+others were at their own start, which does not count) have their speed clamped to
+``max_depenetration_speed`` after each small step (a rigid body as a whole: its velocity field scaled so
+that no point of it is faster; grains and cloth vertices one by one) while they are closer than
+``RELEASE_FRACTION`` of a diameter to another body, so they separate at most that fast, then move freely
+(bodies that stay in contact, a box nested in a solid one, stay capped). The set is made at the first small
+step after bodies were added (or a snapshot was restored into a new world): a resumed run differs from a
+straight one only for bodies that overlapped at the start, came apart and overlap again. Bodies that did not
+overlap at the start are never touched (impacts keep their speed), and fluid particles are left out (a
+liquid is compressed on purpose).
 
 Used by the solver (``Solver.small_step``, after the velocity update).
 """
@@ -47,7 +50,7 @@ RELEASE_FRACTION = 0.99
 class Depenetration:
     """The bodies that overlap another one where they were built, and the speed cap on them."""
 
-    def __init__(self, max_speed: float, model: Any, radius: float) -> None:
+    def __init__(self, max_speed: float, model: Any, radius: float, x: FloatArray) -> None:
         rest, group, fluid = model.particle_rest_q, model.particle_group, model.particle_is_fluid
         kind = model.particle_kind
         self.max_speed = float(max_speed)
@@ -55,7 +58,9 @@ class Depenetration:
         self.fluid = fluid
         self.rigid = kind == KIND_RIGID
         i, j = find_pairs(rest, OVERLAP_FRACTION * 2.0 * radius)
+        d = x[i] - x[j]  # still overlapping now (bodies added later were built where others had been)
         keep = (group[i] != group[j]) & ~fluid[i] & ~fluid[j]
+        keep &= np.einsum("ij,ij->i", d, d) < (OVERLAP_FRACTION * 2.0 * radius) ** 2
         # (G,) the collision groups that overlap another group at the start.
         self.start_groups = np.unique(np.concatenate([group[i[keep]], group[j[keep]]]))
 
@@ -109,7 +114,7 @@ def apply(
     if not np.isfinite(max_speed):
         return current
     if current is None:
-        current = Depenetration(max_speed, model, radius)
+        current = Depenetration(max_speed, model, radius, x)
     current.max_speed = float(max_speed)
     current.clamp(v, x, pair_i, pair_j, model.particle_group)
     return current
