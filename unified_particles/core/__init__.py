@@ -13,6 +13,7 @@ from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationDivergedError, SimulationInputError
 from .fluid import FLUID_PRESETS, fill_mesh_with_fluid
 from .geometry import fill_mesh_with_grains
+from .joints import Joint
 from .settings import SolverSettings
 from .state import Snapshot
 from .world import World
@@ -23,6 +24,7 @@ __all__ = [
     "Cloth",
     "Fluid",
     "Granular",
+    "Joint",
     "MeshCollider",
     "PlaneCollider",
     "RigidBody",

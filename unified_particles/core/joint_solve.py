@@ -37,14 +37,15 @@ def norms(v: FloatArray) -> FloatArray:
     return np.sqrt(np.einsum("ki,ki->k", v, v))
 
 
-_YZX, _ZXY = [1, 2, 0], [2, 0, 1]
+_YZX, _ZXY = np.array([1, 2, 0]), np.array([2, 0, 1])  # arrays: indexing with lists converts them each call
+_SKEW_PLUS, _SKEW_MINUS = np.array([7, 2, 3]), np.array([5, 6, 1])
 
 
 def skew(v: FloatArray) -> FloatArray:
     """(K, 3, 3) cross-product matrices [v]x of vectors ``v`` (K, 3)."""
     k = np.zeros((len(v), 9))
-    k[:, [7, 2, 3]] = v  # (2,1) = x, (0,2) = y, (1,0) = z
-    k[:, [5, 6, 1]] = -v  # (1,2) = -x, (2,0) = -y, (0,1) = -z
+    k[:, _SKEW_PLUS] = v  # (2,1) = x, (0,2) = y, (1,0) = z
+    k[:, _SKEW_MINUS] = -v  # (1,2) = -x, (2,0) = -y, (0,1) = -z
     return k.reshape(-1, 3, 3)
 
 
