@@ -128,7 +128,9 @@ def test_convert_maps_roles_masses_pins_and_friction_and_turns_blender_off(
     assert s["cloth"].mass == pytest.approx(30.0, rel=1e-6)
     # Friction: Bullet's f -> f^2 (clamped at 10, as Bullet clamps); cloth on a Collision object: %/100.
     assert s["domino"].friction == pytest.approx(10.0)
-    assert s["domino"].field_weight == pytest.approx(0.5)  # the rigid body world's field weight All
+    # The rigid body world's field weight All is read where Blender keeps it (not copied: applied once).
+    assert s["domino"].field_weight == pytest.approx(1.0)
+    assert addon_module("blender.fields").weights_of(o["domino"], scene)[0] == pytest.approx(0.5)
     assert s["ground"].friction == pytest.approx(0.25)
     assert s["table"].friction == pytest.approx(0.2)
     # The pin group with a weight below 1: soft pins (Pin Stiffness below 1), as Blender's goal springs.

@@ -191,8 +191,11 @@ def _plan_cloth(plan: Plan, mod: Any, scene: bpy.types.Scene) -> None:
         f"0.001 fps^2 of gravity ({CLOTH_FORCE_SCALE * fps**2:.2f} g at {fps:g} fps), ours all of it",
     )
     weights = st.effector_weights
-    plan.settings["field_weight"] = float(weights.all)
-    plan.add(MAPPED, f"field weight All {weights.all:g} -> Field Weight")
+    # Read from the (hidden) Cloth modifier at every build, with the per-type weights and the effector
+    # collection (fields.weights_of), so Field Weight stays 1: copying All too would apply it twice.
+    plan.add(
+        MAPPED, f"field weights (All {weights.all:g}, per type, collection): read from the Cloth settings"
+    )
     if abs(weights.gravity - 1.0) > 1e-6:
         plan.add(NOT_MAPPED, f"field weight Gravity {weights.gravity:g}: ours uses the scene's gravity")
     if st.use_pressure:
@@ -264,8 +267,11 @@ def _plan_rigid(plan: Plan, scene: bpy.types.Scene) -> None:
     plan.role, plan.switch_off = "RIGID", "RIGID_BODY"
     plan.settings.update(mass_mode="MASS", mass=float(rb.mass))
     weights = _untyped(scene.rigidbody_world).effector_weights  # Bullet's field weights are the world's
-    plan.settings["field_weight"] = float(weights.all)
-    plan.add(MAPPED, f"rigid body world field weight All {weights.all:g} -> Field Weight")
+    # Read from the rigid body world at every build (fields.weights_of; the object keeps its Blender rigid
+    # body, set to Animated), so Field Weight stays 1: copying All too would apply it twice.
+    plan.add(
+        MAPPED, f"rigid body world field weights (All {weights.all:g}, per type, collection): read as is"
+    )
     animated = bool(rb.kinematic or not rb.enabled)
     plan.settings["animated"] = animated
     kind = "Animated rigid (follows its animation)" if animated else "Rigid"
