@@ -15,8 +15,8 @@ others were at their own start, which does not count) have their speed clamped t
 that no point of it is faster; grains and cloth vertices one by one) while they are closer than
 ``RELEASE_FRACTION`` of a diameter to another body, so they separate at most that fast, then move freely
 (bodies that stay in contact, a box nested in a solid one, stay capped). The set is made at the first small
-step after bodies were added (or a snapshot was restored into a new world): a resumed run differs from a
-straight one only for bodies that overlapped at the start, came apart and overlap again. Bodies that did not
+step after bodies were added, and snapshots carry it (``to_array`` / ``from_array``), so a run resumed from a
+snapshot caps the very bodies the straight run caps (bit-identical resume). Bodies that did not
 overlap at the start are never touched (impacts keep their speed), and fluid particles are left out (a
 liquid is compressed on purpose).
 
@@ -50,13 +50,19 @@ RELEASE_FRACTION = 0.99
 class Depenetration:
     """The bodies that overlap another one where they were built, and the speed cap on them."""
 
-    def __init__(self, max_speed: float, model: Any, radius: float, x: FloatArray) -> None:
+    def __init__(
+        self, max_speed: float, model: Any, radius: float, x: FloatArray, groups: IntArray | None = None
+    ) -> None:
+        """``groups``: the start groups as :meth:`to_array` saved them (a snapshot); None: found here."""
         rest, group, fluid = model.particle_rest_q, model.particle_group, model.particle_is_fluid
         kind = model.particle_kind
         self.max_speed = float(max_speed)
         self.radius = radius
         self.fluid = fluid
         self.rigid = kind == KIND_RIGID
+        if groups is not None:
+            self.start_groups = np.asarray(groups, dtype=np.int64)
+            return
         i, j = find_pairs(rest, OVERLAP_FRACTION * 2.0 * radius)
         d = x[i] - x[j]  # still overlapping now (bodies added later were built where others had been)
         keep = (group[i] != group[j]) & ~fluid[i] & ~fluid[j]
@@ -98,6 +104,24 @@ class Depenetration:
             sub = v[loose]
             clamp_speed(sub, self.max_speed)
             v[loose] = sub
+
+
+def to_array(current: Depenetration | None) -> FloatArray:
+    """The start set for a snapshot: (0,) not made yet; else -1 followed by the start groups (G,)."""
+    if current is None:
+        return np.zeros(0)
+    return np.concatenate([[-1.0], current.start_groups.astype(np.float64)])
+
+
+def from_array(
+    saved: FloatArray, max_speed: float, model: Any, radius: float, x: FloatArray
+) -> Depenetration | None:
+    """The start set saved by :func:`to_array` (None: not made yet, or a snapshot from before it: made
+    at the next small step from the positions then, so a resumed run caps exactly the bodies a straight
+    run caps)."""
+    if len(saved) == 0 or not np.isfinite(max_speed):
+        return None
+    return Depenetration(max_speed, model, radius, x, np.rint(saved[1:]).astype(np.int64))
 
 
 def apply(

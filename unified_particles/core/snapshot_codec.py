@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from . import depenetration
 from .errors import SimulationInputError
 from .solver import Solver
 from .state import ParticleState, Snapshot
@@ -45,6 +46,7 @@ def encode(state: ParticleState, solver: Solver, time: float, frame: int) -> Sna
         particle_active=st.active.astype(np.float64),
         fluid_reference=solver.fluid.pairs.reference.copy() if solver.fluid is not None else np.zeros((0, 3)),
         joint_broken=solver.joints.broken.astype(np.float64) if solver.joints is not None else np.zeros(0),
+        depenetration_groups=depenetration.to_array(solver.depen),
     )
 
 
@@ -71,6 +73,7 @@ def restore(
         active = np.asarray(snap.particle_active, dtype=np.float64).ravel()
         fluid_ref = np.asarray(snap.fluid_reference, dtype=np.float64).reshape(-1, 3)
         broken = np.asarray(snap.joint_broken, dtype=np.float64).ravel()
+        depen = np.asarray(snap.depenetration_groups, dtype=np.float64).ravel()
         time, frame = float(snap.time), int(snap.frame)
     except (TypeError, ValueError) as exc:
         raise SimulationInputError(f"not a World snapshot: {exc}") from None
@@ -111,6 +114,9 @@ def restore(
     st.active = active > 0.5 if len(active) else np.ones(n, dtype=bool)
     if joints is not None:  # before the pair lists: a joint may keep its bodies from colliding
         joints.broken = broken > 0.5 if len(broken) else np.zeros(len(joints), dtype=bool)
+    # The bodies overlapping at the start, as the straight run found them (after ensure_built above).
+    speed = solver.settings.max_depenetration_speed
+    solver.depen = depenetration.from_array(depen, speed, solver.model, solver.radius, st.positions)
     solver.restore_candidates(nb_ref, st.active, fluid_ref)
     solver.colliders.restore(ct, cs, np.asarray(snap.collider_vertices, dtype=np.float64))
     return time, frame

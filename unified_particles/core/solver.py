@@ -110,7 +110,7 @@ class Solver:
         self.fluid: FluidSolver | None = None  # the fluid passes (model.any_fluid), made on first use
         self.joints: JointSystem | None = None  # joints between rigid bodies (World.add_joint)
         self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
-        self._depen: Depenetration | None = None  # bodies overlapping at the start (depenetration.py)
+        self.depen: Depenetration | None = None  # bodies overlapping at the start (depenetration.py)
         self.collider_push = np.zeros(0)  # (K,) m, each collider contact's push this small step (struck.py)
 
     def invalidate(self) -> None:
@@ -119,7 +119,7 @@ class Solver:
         self._solver_cache = {}
         self.kinematic, self._dynamic = None, None
         self.fluid = None
-        self._rigid_row, self._depen = None, None
+        self._rigid_row, self.depen = None, None
 
     def ensure_built(self) -> None:
         """Freeze the model if bodies were added to it; what was derived from it is then derived anew."""
@@ -222,8 +222,8 @@ class Solver:
         if held is not None:  # the held pass stops loads, never pushes them off (cloth_contacts.py)
             v[held[0]] -= held[1] / h
         # Bodies overlapping where they were built separate at most this fast (depenetration.py).
-        self._depen = depenetration.apply(
-            self._depen, s.max_depenetration_speed, model, self.radius, v, x, pair_i, pair_j
+        self.depen = depenetration.apply(
+            self.depen, s.max_depenetration_speed, model, self.radius, v, x, pair_i, pair_j
         )
         if struck is not None:  # no surface throws what it strikes faster than it moves (restitution aside)
             rest_speed = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h

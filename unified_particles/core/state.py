@@ -45,6 +45,8 @@ class Snapshot:
         fluid_reference: (N, 3) or (0, 3) positions at the last fluid neighbour-list build.
         joint_broken: (J,) 1.0 for each joint that broke (``World.joints``); (0,) without joints and in
             snapshots from before joints (none broken).
+        depenetration_groups: the bodies overlapping at the start (``depenetration.to_array``): (0,) not
+            found yet (and in older snapshots), else -1 and the collision groups (G,).
     """
 
     particle_count: int
@@ -65,6 +67,7 @@ class Snapshot:
     particle_active: FloatArray = field(default_factory=lambda: np.zeros(0))
     fluid_reference: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     joint_broken: FloatArray = field(default_factory=lambda: np.zeros(0))
+    depenetration_groups: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def nbytes(self) -> int:
@@ -116,6 +119,7 @@ _ARRAY_FIELDS = frozenset(
         "particle_active",
         "fluid_reference",
         "joint_broken",
+        "depenetration_groups",
     )
 )
 # Fields added with kinematic bodies: snapshots saved before them (e.g. a bake to resume) still load.
@@ -129,6 +133,7 @@ _OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {
     "particle_active",
     "fluid_reference",
     "joint_broken",
+    "depenetration_groups",
 }
 
 
