@@ -56,13 +56,15 @@ def collider_corrections(
     mu_kinetic_scale: float,
     particle_friction: FloatArray,
     h: float,
+    kinetic_ratio: FloatArray | None = None,
 ) -> FloatArray:
     """(K, 3) corrections for collider contacts: push out by the depth, then Coulomb friction.
 
     Non-penetration: dx = depth * n. Friction (paper Eq. 24-26 with an infinite-mass partner): the
     particle's tangential displacement relative to the surface, (x* - x) - v_surface h, is removed
     when it is below mu_s * depth (static) and otherwise shortened by mu_k * depth (kinetic). The
-    pair coefficient is the mean of the particle's and the collider's friction.
+    pair coefficient is the mean of the particle's and the collider's friction; ``kinetic_ratio`` (N,),
+    if given, scales each particle's mu_k (grains: kinetic / static friction, see contacts._friction).
     """
     n = contacts.normal
     # Near contacts (depth <= 0) get no push and, with zero depth, no friction either.
@@ -71,6 +73,7 @@ def collider_corrections(
         return dx
     idx = contacts.idx
     mu = 0.5 * (particle_friction[idx] + contacts.friction)
+    mu_k = mu if kinetic_ratio is None else mu * kinetic_ratio[idx]
     rel = (x_pred[idx] - x_prev[idx]) - contacts.velocity * h
     t = rel - np.einsum("ij,ij->i", rel, n)[:, None] * n
     tl = np.sqrt(np.einsum("ij,ij->i", t, t))
@@ -78,6 +81,6 @@ def collider_corrections(
     factor = np.where(
         (tl < mu_static_scale * mu * pen) & (pen > 0.0),
         1.0,
-        np.minimum(mu_kinetic_scale * mu * pen / np.maximum(tl, 1e-300), 1.0),
+        np.minimum(mu_kinetic_scale * mu_k * pen / np.maximum(tl, 1e-300), 1.0),
     )
     return dx - t * factor[:, None]
