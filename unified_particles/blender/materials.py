@@ -89,10 +89,11 @@ PRESETS: list[tuple[str, str, str, dict[str, Any]]] = [
     # real flowing grains do by rolling (resisted only by their shape: rolling resistance) they do by
     # sliding; the lower sliding friction stands in for it. Calibrated on Dry Sand against two
     # experiments at once (docs/physics.md, "column collapse"): a released column runs out as far as Lube
-    # et al. 2004's law (2.24 R0 against 2.26 at H0 = 2 R0; full sliding friction ran out 1.26) and a
-    # poured pile stands at 32-33 degrees, inside real dry sand's 30-35 (tests/core/test_granular_pile.py,
-    # test_granular_support.py). The others by the same ratios; Gravel, angular, rolls less (1.5: steeper
-    # piles, 38-40 degrees, as crushed stone).
+    # et al. 2004's law (2.58 R0, 2.23-2.54 nudged, against 2.26 at H0 = 2 R0; full sliding friction ran
+    # out 1.26) and a poured pile stands at 32.5 degrees, inside real dry sand's 30-35
+    # (tests/core/test_granular_pile.py, test_granular_support.py). The others by the same ratios;
+    # Gravel, angular, rolls less (1.5: a poured pile stands at 38.5 degrees, within angular gravel's
+    # ~35-45 in the same review, Al-Hashemi & Al-Amoudi 2018).
     (
         "DRY_SAND",
         "Dry Sand",
