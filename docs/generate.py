@@ -241,6 +241,9 @@ def presets(current: str) -> str:
         else:
             amount = _number(values["density"])
             other = f"cohesion {values['cohesion']:g}" if "cohesion" in values else DASH
+            if "kinetic_friction" in values:  # grains
+                grain = f"sliding {values['kinetic_friction']:g}, rolling {values['rolling_friction']:g}"
+                other = f"{grain}, {other}"
         rows.append([f"{label} (`{ident}`)", role.lower(), amount, f"{values['friction']:g}", other])
     header = ["Preset", "Role", "Density (kg/m³) or mass per area (kg/m²)", "Friction", "Other"]
     return table(header, rows)

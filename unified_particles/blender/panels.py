@@ -163,6 +163,8 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
         elif role == "GRANULAR":
             _draw_mass(col, settings, "density")
             col.prop(settings, "friction")
+            col.prop(settings, "kinetic_friction")
+            col.prop(settings, "rolling_friction")
             col.prop(settings, "cohesion", slider=True)
             col.prop(settings, "particle_object")
         elif role == "COLLIDER":

@@ -298,6 +298,33 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         subtype="FACTOR",
         update=_invalidate,
     )
+    # Grains' sliding friction and rolling resistance (core add_granular's kinetic_friction and
+    # rolling_friction; docs/physics.md, "column collapse"): the granular presets set both.
+    kinetic_friction: FloatProperty(  # type: ignore[valid-type]
+        name="Sliding Friction",
+        description=(
+            "Kinetic (sliding) friction coefficient between grains; sticking grains hold by Friction. Grains "
+            "do not spin, so this stands in for their rolling: lower lets flowing sand run out further. "
+            "At most Friction (higher values act as Friction)"
+        ),
+        default=0.5,
+        min=0.0,
+        max=2.0,
+        soft_max=1.0,
+        update=_invalidate,
+    )
+    rolling_friction: FloatProperty(  # type: ignore[valid-type]
+        name="Rolling Resistance",
+        description=(
+            "Rolling resistance coefficient between touching grains (stands in for their angular shape): "
+            "higher makes piles steeper. 0: round grains"
+        ),
+        default=0.0,
+        min=0.0,
+        max=5.0,
+        soft_max=2.0,
+        update=_invalidate,
+    )
     collider_shape: EnumProperty(  # type: ignore[valid-type]
         name="Shape", items=COLLIDER_SHAPES, default="MESH", update=_invalidate_all
     )

@@ -85,6 +85,8 @@ MASS_SETTINGS = ("mass_mode", "mass")
 # Blender's meaning of pin weights: in the change detector only when on.
 PIN_SETTINGS = ("pin_full_weight",)
 INFLOW_SETTINGS = ("flow_velocity", "flow_axis", "flow_start", "flow_end")
+# Settings of grains only (so bakes of other objects made before they existed stay up to date).
+GRANULAR_SETTINGS = ("kinetic_friction", "rolling_friction")
 
 
 @dataclass
@@ -338,6 +340,9 @@ def _add_granular(
         cohesion=float(s.cohesion),
         name=obj.name,
         initial_velocity=tuple(s.initial_velocity),
+        rolling_friction=float(s.rolling_friction),
+        # Sliding never exceeds sticking: above Friction it acts as Friction (the property's description).
+        kinetic_friction=min(float(s.kinetic_friction), float(s.friction)),
     )
     return Entry("GRANULAR", obj.name, body, _particle_object_name(obj), fill=(points, _live(len(points))))
 
@@ -579,6 +584,8 @@ def settings_signature(
         if settings.role in fluids.FLUID_ROLES:
             names = FLUID_SETTINGS + (INFLOW_SETTINGS if settings.role == "INFLOW" else ())
             objects_part[name].update({prop: getattr(settings, prop) for prop in names})
+        if settings.role == "GRANULAR":
+            objects_part[name].update({prop: getattr(settings, prop) for prop in GRANULAR_SETTINGS})
     signature: dict[str, Any] = {
         "solver": solver,
         "gravity": list(scene.gravity[:]) if scene.use_gravity else [0.0, 0.0, 0.0],

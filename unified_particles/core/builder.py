@@ -377,14 +377,17 @@ class WorldBuilder:
         name: str | None,
         initial_velocity: ArrayLike,
         rolling_friction: float,
+        kinetic_friction: float | None = None,
     ) -> Granular:
-        """``World.add_granular``: one particle per point."""
+        """``World.add_granular``: one particle per point; ``kinetic_friction`` None: ``friction``."""
         v0 = vector(initial_velocity, "initial_velocity")
         pts = geometry.as_vertices(points)
         density = positive(density, "density")
         friction = nonnegative(friction, "friction")
         cohesion = nonnegative(cohesion, "cohesion", 1.0)
         rolling_friction = nonnegative(rolling_friction, "rolling_friction")
+        kinetic = friction if kinetic_friction is None else kinetic_friction  # slides, never above sticking
+        kinetic = nonnegative(kinetic, "kinetic_friction (at most friction)", friction)
         self._check_capacity(len(pts), f"the grains of {name!r}" if name else "these grains")
         w = 1.0 / (density * (2.0 * self.radius) ** 3)
         idx, group = self._append(
@@ -397,6 +400,7 @@ class WorldBuilder:
             friction=friction,
             cohesion=cohesion,
             rolling_friction=rolling_friction,
+            kinetic_friction=kinetic,
         )
         body = Granular(self.world, idx, group, name)
         self.bodies.append(body)

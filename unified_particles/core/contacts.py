@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 
 _UP = np.array([[0.0], [0.0], [1.0]])
 # Rigid particle indices -> (nearest faces' directions in the body frame (3F, K), rotations (9, K)),
@@ -192,6 +193,7 @@ def particle_contacts(
     sdf_normal: Callable[[IntArray], FloatArray] | None = None,
     sdf_faces: FacesFn | None = None,
     touch_tolerance: float = 0.0,
+    kinetic: tuple[FloatArray, BoolArray] | None = None,
 ) -> tuple[IntArray, FloatArray, IntArray]:
     """Corrections for candidate pairs (i, j) of equal-radius particles.
 
@@ -201,7 +203,8 @@ def particle_contacts(
     Friction (paper Eq. 24-26): the relative tangential displacement during the step,
     dx_t = [(x*_i - x_i) - (x*_j - x_j)] projected off n, is removed completely when
     |dx_t| < mu_s d (static) and otherwise reduced by mu_k d (kinetic), d = penetration depth;
-    mu is the mean of the two particles' coefficients times the static/dynamic scale.
+    mu is the mean of the two particles' coefficients times the static/dynamic scale. Grain pairs
+    (``kinetic``) slide with their own kinetic coefficient mu_k instead, see :func:`_friction`.
 
     Rigid particles (paper Sec. 5.1): ``sdf_depth`` is the distance of each particle's centre below its
     body's outermost particle layer (+inf for non-rigid particles) and ``sdf_normal`` the body's outward
@@ -232,6 +235,8 @@ def particle_contacts(
             nearest each particle in its body's frame, (3F, K) coordinate-major (zero where fewer),
             and the body rotations, (9, K) (or None).
         touch_tolerance: pairs with a gap below this (metres) count as touching.
+        kinetic: ((N,) kinetic coefficient per particle, (N,) bool mask): pairs with both particles in
+            the mask (grains) slide with the mean of their coefficients; None: all slide with ``friction``.
 
     Returns:
         (idx, delta, touching): (2K,) particle indices and (3, 2K) position corrections, metres,
@@ -274,7 +279,7 @@ def particle_contacts(
     dxj = -wj * lam
 
     if x_prev is not None and friction is not None:
-        tf = _friction(xt, x_prev, i, j, n, c, inv_wsum, friction, static_scale, dynamic_scale)
+        tf = _friction(xt, x_prev, i, j, n, c, inv_wsum, friction, static_scale, dynamic_scale, kinetic)
         dxi -= wi * tf
         dxj += wj * tf
 
@@ -326,11 +331,22 @@ def _friction(
     friction: FloatArray,
     static_scale: float,
     dynamic_scale: float,
+    kinetic: tuple[FloatArray, BoolArray] | None = None,
 ) -> FloatArray:
     """Friction (paper Eq. 24-26) of pairs (i, j) with normals ``n`` (3, K) and gaps ``c`` (K,): the
     tangential correction (3, K), metres per unit inverse mass (i gets -w_i times it, j +w_j times it).
-    ``xt`` (3, N) are the predicted positions, coordinate-major; ``x_prev`` (N, 3) those before."""
+    ``xt`` (3, N) are the predicted positions, coordinate-major; ``x_prev`` (N, 3) those before.
+
+    Sticking contacts hold by the full (static) mu. Pairs of grains (``kinetic``: coefficient and mask,
+    see :func:`particle_contacts`) slide with their kinetic mu_k: these particles carry no rotation, so
+    their relative tangential motion includes what real grains do by rolling, which costs only rolling
+    resistance (:func:`rolling_resistance`), not sliding friction; a lower mu_k stands in for it and lets
+    a collapsing column run out as far as real sand (Lube et al. 2004; docs/physics.md)."""
     mu = 0.5 * (friction[i] + friction[j])
+    mu_k = mu
+    if kinetic is not None:
+        coefficient, grain = kinetic
+        mu_k = np.where(grain[i] & grain[j], 0.5 * (coefficient[i] + coefficient[j]), mu)
     pt = np.ascontiguousarray(x_prev.T)
     rel = (np.take(xt, i, axis=1) - np.take(pt, i, axis=1)) - (
         np.take(xt, j, axis=1) - np.take(pt, j, axis=1)
@@ -341,7 +357,7 @@ def _friction(
     factor = np.where(
         tl < static_scale * mu * pen,
         1.0,
-        np.minimum(dynamic_scale * mu * pen / np.maximum(tl, 1e-300), 1.0),
+        np.minimum(dynamic_scale * mu_k * pen / np.maximum(tl, 1e-300), 1.0),
     )
     tf: FloatArray = t * (factor * inv_wsum)
     return tf

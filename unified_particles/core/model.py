@@ -34,6 +34,7 @@ _PARTICLE_PARTS = (
     "friction",
     "cohesion",
     "rolling_friction",
+    "kinetic_friction",
     "sdf_depth",
     "sdf_normal",
     "viscosity",
@@ -68,6 +69,10 @@ class ParticleModel:
         particle_friction: (N,) Coulomb coefficient of each particle's surface.
         particle_cohesion: (N,) cohesion strength in [0, 1] (grains only; 0 elsewhere).
         particle_rolling_friction: (N,) rolling resistance coefficient (grains only; 0 elsewhere).
+        particle_kinetic_friction: (N,) sliding (kinetic) coefficient of grain-grain contacts (grains;
+            equal to ``particle_friction`` elsewhere, unused there).
+        grain_kinetic: (``particle_kinetic_friction``, ``particle_is_grain``) for
+            ``contacts.particle_contacts(kinetic=...)``, or None when every grain slides with its friction.
         particle_rest_q: (N, 3) positions at build time, metres (cloth self-collision exclusion).
         particle_sdf_depth: (N,) rigid particles: depth below the body's outer particle layer,
             metres; inf for other particles.
@@ -141,6 +146,7 @@ class ParticleModel:
         p["rest"].append(x.copy())
         defaults = {"sdf_depth": np.full(n, np.inf), "sdf_normal": np.zeros((n, 3)), "cohesion": np.zeros(n)}
         defaults["rolling_friction"] = np.zeros(n)  # grains only (contacts.rolling_resistance)
+        defaults["kinetic_friction"] = per_particle.get("friction", 0.0)  # grains' own (contacts._friction)
         defaults.update({key: np.zeros(n) for key in _FLUID_PARTS})
         for key in _PARTICLE_PARTS:
             value = np.asarray(per_particle[key] if key in per_particle else defaults[key])
@@ -221,6 +227,7 @@ class ParticleModel:
         self.particle_friction: FloatArray = cat("friction", (0,))
         self.particle_cohesion: FloatArray = cat("cohesion", (0,))
         self.particle_rolling_friction: FloatArray = cat("rolling_friction", (0,))
+        self.particle_kinetic_friction: FloatArray = cat("kinetic_friction", (0,))
         self.particle_rest_q: FloatArray = cat("rest", (0, 3))
         self.particle_sdf_depth: FloatArray = cat("sdf_depth", (0,))
         self.particle_sdf_normal: FloatArray = cat("sdf_normal", (0, 3))
@@ -236,6 +243,17 @@ class ParticleModel:
         self.any_pairs = len(self.group_self_collides) > 1 or bool(np.any(self.group_self_collides))
         self.particle_is_cloth: BoolArray = self.particle_kind == KIND_CLOTH
         self.particle_is_grain: BoolArray = self.particle_kind == KIND_GRANULAR
+        slides = self.particle_is_grain & (self.particle_kinetic_friction != self.particle_friction)
+        self.grain_kinetic: tuple[FloatArray, BoolArray] | None = None
+        self.grain_kinetic_ratio: FloatArray | None = None  # the same, on collider contacts
+        if slides.any():
+            self.grain_kinetic = (self.particle_kinetic_friction, self.particle_is_grain)
+            fric = self.particle_friction
+            self.grain_kinetic_ratio = np.where(
+                self.particle_is_grain & (fric > 0.0),
+                self.particle_kinetic_friction / np.maximum(fric, 1e-300),
+                1.0,
+            )
         # Grains that may touch grains (the solver's granular support pass runs only then).
         self.any_granular_pairs = self.any_pairs and int(np.count_nonzero(self.particle_is_grain)) > 1
         self.all_grains = bool(self.particle_is_grain.all())

@@ -633,6 +633,7 @@ class Solver:
                 model.particle_friction,
                 h,
                 pressed,
+                model.grain_kinetic_ratio,
             )
             plane = contact_planes(target, col)
             count = apply_jacobi(target, col.idx, delta, 1.0)
@@ -653,6 +654,7 @@ class Solver:
                     xt.T, None if pt is None else pt.T, ci, cj, w_contact, self.radius, s.max_mass_ratio,
                     model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
                     model.particle_cohesion if model.has_cohesion else None, *sdf, touch_tolerance=tol,
+                    kinetic=model.grain_kinetic,
                 ),
                 pair_i, pair_j, resolve_threads(s.threads),
             )  # fmt: skip

@@ -315,6 +315,7 @@ class World:
         name: str | None = None,
         initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
         rolling_friction: float = DEFAULT_ROLLING_FRICTION,
+        kinetic_friction: float | None = None,
     ) -> Granular:
         """Add grains: one particle per point.
 
@@ -325,11 +326,11 @@ class World:
             cohesion: 0..1, fraction of a small gap (< r/2) closed per iteration, for damp sand.
             name: optional label.
             initial_velocity: (3,) velocity of every grain at the start, m/s.
-            rolling_friction: rolling resistance coefficient between touching grains (>= 0; the
-                default makes dry sand, friction 0.7, pile at 30-35 degrees; see docs/physics.md).
+            rolling_friction: rolling resistance coefficient between touching grains, >= 0.
+            kinetic_friction: sliding friction between grains, 0..friction (None: friction; docs/physics.md).
         """
         return self._builder.add_granular(
-            points, density, friction, cohesion, name, initial_velocity, rolling_friction
+            points, density, friction, cohesion, name, initial_velocity, rolling_friction, kinetic_friction
         )
 
     def add_fluid(
@@ -353,9 +354,8 @@ class World:
             density: kg/m^3; each particle weighs density * (2r)^3. Bodies lighter than it float.
             viscosity: 0..1, XSPH viscosity: the fraction of the velocity difference to the neighbours
                 removed per small step (water 0.01, honey 0.4).
-            cohesion: 0..1, surface tension and cohesion between fluid particles (Akinci et al. 2013),
-                as a fraction of a 4 m/s^2 peak acceleration per neighbour pair
-                (``fluid.COHESION_ACCELERATION``).
+            cohesion: 0..1, surface tension and cohesion (Akinci et al. 2013), a fraction of a 4 m/s^2
+                peak acceleration per neighbour pair (``fluid.COHESION_ACCELERATION``).
             adhesion: 0..1, attraction to solid particles, a fraction of the same acceleration.
             vorticity: 0..1, vorticity confinement (keeps swirls alive).
             name: optional label.

@@ -57,6 +57,7 @@ def collider_corrections(
     particle_friction: FloatArray,
     h: float,
     friction_depth: FloatArray | None = None,
+    kinetic_ratio: FloatArray | None = None,
 ) -> FloatArray:
     """(K, 3) corrections for collider contacts: push out by the depth, then Coulomb friction.
 
@@ -65,7 +66,8 @@ def collider_corrections(
     when it is below mu_s * depth (static) and otherwise shortened by mu_k * depth (kinetic). The
     pair coefficient is the mean of the particle's and the collider's friction. ``friction_depth`` (K,),
     if given, is the depth friction scales with instead of ``contacts.depth`` (m: a struck body moved as
-    a whole before these corrections keeps the friction of its whole contact).
+    a whole before these corrections keeps the friction of its whole contact). ``kinetic_ratio`` (N,),
+    if given, scales each particle's mu_k (grains: kinetic / static friction, see contacts._friction).
     """
     n = contacts.normal
     # Near contacts (depth <= 0) get no push and, with zero depth, no friction either.
@@ -74,6 +76,7 @@ def collider_corrections(
         return dx
     idx = contacts.idx
     mu = 0.5 * (particle_friction[idx] + contacts.friction)
+    mu_k = mu if kinetic_ratio is None else mu * kinetic_ratio[idx]
     rel = (x_pred[idx] - x_prev[idx]) - contacts.velocity * h
     t = rel - np.einsum("ij,ij->i", rel, n)[:, None] * n
     tl = np.sqrt(np.einsum("ij,ij->i", t, t))
@@ -81,6 +84,6 @@ def collider_corrections(
     factor = np.where(
         (tl < mu_static_scale * mu * pen) & (pen > 0.0),
         1.0,
-        np.minimum(mu_kinetic_scale * mu * pen / np.maximum(tl, 1e-300), 1.0),
+        np.minimum(mu_kinetic_scale * mu_k * pen / np.maximum(tl, 1e-300), 1.0),
     )
     return dx - t * factor[:, None]
