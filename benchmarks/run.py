@@ -14,7 +14,9 @@ memory is per scene and runs do not compete for the two cores. Raw results go to
 benchmarks/results/latest.json. A full run then switches each optimisation off in turn
 (benchmarks/ablations.py, skip with --no-ablations; under both NumPy 1.26 and, when .venv52 exists,
 NumPy 2.5) for the "What each optimisation bought" table,
-and times writing a bake of a 100k-vertex cloth (benchmarks/bench_bake.py, skip with --no-bake).
+and times writing a bake of a 100k-vertex cloth (benchmarks/bench_bake.py, skip with --no-bake). Last, it
+runs issue 24's experiments against their references at 4 and 16 substeps (benchmarks/experiments.py, skip
+with --no-experiments: the report then keeps the previous table).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import ablations, demo_s5, report
+from benchmarks import ablations, demo_s5, experiments, report
 from benchmarks.common import Job, run_worker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-ablations", action="store_true", help="skip benchmarks/ablations.py in a full run")
     ap.add_argument("--no-bake", action="store_true", help="skip benchmarks/bench_bake.py in a full run")
     ap.add_argument(
+        "--no-experiments", action="store_true", help="skip benchmarks/experiments.py in a full run"
+    )
+    ap.add_argument(
         "--repeats", type=int, default=3, help="runs of each ratio scene (S1-S3), fastest kept (default 3)"
     )
     ap.add_argument("--out", default="", help="report path (default: docs/performance.md for a full run)")
@@ -276,7 +281,13 @@ def main(argv: list[str] | None = None) -> int:
     if full:
         report.append_history(run)
     report.plot(run, png)
+    kept = experiments.keep(doc)  # the last experiments table, carried over if they are not run now
     doc.write_text(report.markdown(run, os.path.relpath(png, doc.parent)))
+    if full and not args.no_experiments:
+        print("[experiments] issue 24's experiments against their references (benchmarks/experiments.py)")
+        experiments.main(["--doc", str(doc)])
+    elif kept is not None:
+        experiments.insert(doc, kept)
     print(f"\ntotal {time.perf_counter() - t_start:.0f} s")
     print(f"wrote {doc.relative_to(ROOT) if doc.is_relative_to(ROOT) else doc}, {png.name}; raw: {raw}")
     return 0
