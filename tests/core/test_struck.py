@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from unified_particles.core import World, sweep
-from unified_particles.core.primitives import box_mesh, grid_points
+from unified_particles.core.primitives import box_mesh
 from unified_particles.core.solver import TOUCH_TOLERANCE_RADII
 
 FPS = 24.0
@@ -92,27 +92,6 @@ def test_struck_stack_leaves_at_the_paddle_speed(speed: float) -> None:
     # Three stacked boxes and a paddle three times as tall: 11.4 m/s at 8 before; at 20 the paddle went
     # through them (7.5 m/s).
     assert _paddle(speed, boxes=3) == pytest.approx(speed, abs=MARGIN)
-
-
-def test_board_pushes_every_grain_on_the_ground_ahead() -> None:
-    # A 2 cm board 0.4 m wide, reaching 2 cm into the ground, swept at 8 m/s (two radii per small step)
-    # along it through 25 grains (r = 1 cm) resting in a 5 x 5 square. Every grain ends ahead of its
-    # front face by a radius, less the contact tolerance. Before, 24 of 25 were left behind it: the
-    # board's contact was averaged with the ground's (half the push), and the grains ahead pushed
-    # each grain back into the board, until its nearest face was the back one.
-    r = 0.01
-    w = World(radius=r)
-    w.add_collider_plane(point=(0, 0, 0), normal=(0, 0, 1), friction=0.5)
-    w.add_granular(grid_points((5, 5, 1), 2 * r, (-4 * r, -4 * r, r)), friction=0.5)
-    m = np.eye(4)
-    m[:3, 3] = (-0.3, 0.0, 0.04)
-    board = w.add_collider_mesh(*box_mesh((0.02, 0.4, 0.12)), transform=m, friction=0.5)
-    speed = 8.0
-    for k in range(1, int(np.ceil(0.6 / speed * FPS)) + 2):
-        m[0, 3] = -0.3 + speed * k / FPS
-        board.set_transform(m)
-        w.step(1.0 / FPS)
-    assert w.positions[:, 0].min() >= m[0, 3] + 0.01 + r * (1.0 - TOUCH_TOLERANCE_RADII) - 1e-6
 
 
 def test_limit_fast_paths_carries_a_particle_an_immovable_one_overtakes() -> None:
