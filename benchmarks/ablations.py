@@ -68,15 +68,15 @@ def _search_every_step() -> None:
 
 def _no_collider_near_cache() -> None:
     """Mesh colliders re-test every particle against the bounding box and coarse SDF each small step."""
-    from unified_particles.core import colliders
+    from unified_particles.core.colliders import volume
 
-    cls = colliders.MeshCollider
-    original = cls._near_points
+    cls = volume.VolumeContacts
+    original = cls.near_points
 
-    def near(self: Any, q: Any, reach: float, cacheable: bool) -> Any:
-        return original(self, q, reach, False)
+    def near(self: Any, q: Any, reach: float, cache: Any, cacheable: bool) -> Any:
+        return original(self, q, reach, cache, False)
 
-    cls._near_points = near  # type: ignore[method-assign]
+    cls.near_points = near  # type: ignore[method-assign]
 
 
 def _jacobi_stretch() -> None:

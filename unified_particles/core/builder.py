@@ -29,6 +29,7 @@ from .kinematic import nearest_rotation
 from .limits import ParticleBudget
 from .model import KIND_CLOTH, KIND_FLUID, KIND_GRANULAR, KIND_RIGID, ParticleModel
 from .settings import SolverSettings
+from .sizes import grain_radii
 from .solver import Solver
 from .state import ParticleState
 
@@ -246,6 +247,10 @@ class WorldBuilder:
             raise SimulationInputError(f"{field!r} is not a force field of this world")
         system.fields.remove(field)
 
+    def _radius(self, radius: float | None, what: str = "radius") -> float:
+        """A body's own particle radius, metres: ``radius`` checked, or the world's for None."""
+        return self.radius if radius is None else positive(radius, what)
+
     def _check_capacity(self, new_particles: int, what: str) -> None:
         self.budget.check_capacity(self.state.particle_count, new_particles, what)
 
@@ -260,17 +265,20 @@ class WorldBuilder:
         name: str | None,
         initial_velocity: ArrayLike,
         angular_velocity: ArrayLike,
+        radius: float | None = None,
     ) -> RigidBody:
-        """``World.add_rigid``: a rigid body filled with particles on a grid of spacing 2r."""
+        """``World.add_rigid``: a rigid body filled with particles on a grid of spacing 2r (``radius``
+        None: the world's r)."""
         v0 = vector(initial_velocity, "initial_velocity")
         w0 = vector(angular_velocity, "angular_velocity")
         v = geometry.as_vertices(vertices)
         f = geometry.as_triangles(faces, len(v))
         density = positive(density, "density")
         friction = nonnegative(friction, "friction")
-        spacing = 2.0 * self.radius
+        r = self._radius(radius)
+        spacing = 2.0 * r
         what = f"{name!r} as a rigid body" if name else "this rigid body"
-        self.budget.check_fill(self.state.particle_count, v, f, what)
+        self.budget.check_fill(self.state.particle_count, v, f, what, radius=r)
         s = geometry.sample_interior(v, f, spacing)
         pts = np.asarray(s.points, dtype=np.float64)
         n = len(pts)
@@ -298,6 +306,7 @@ class WorldBuilder:
             friction=friction,
             sdf_depth=depth,
             sdf_normal=np.asarray(s.sdf_gradient, dtype=np.float64),
+            radius=r,
         )
         number = self.model.add_rigid_body(idx, pts, center, m_particle, s.faces())
         self.state.add_rigid_body(center)
@@ -321,8 +330,10 @@ class WorldBuilder:
         soft_pins: ArrayLike | None,
         soft_pin_frequency: ArrayLike,
         bending_rigidity: float | None = None,
+        thickness: float | None = None,
     ) -> Cloth:
-        """``World.add_cloth``: one particle per vertex, distance constraints on edges and across edges."""
+        """``World.add_cloth``: one particle per vertex, distance constraints on edges and across edges;
+        ``thickness`` (m, None: the world's radius) is each vertex particle's contact radius."""
         v0 = vector(initial_velocity, "initial_velocity")
         v = geometry.as_vertices(vertices)
         f = geometry.as_triangles(faces, len(v))
@@ -353,6 +364,7 @@ class WorldBuilder:
             contact_inv_mass=inv_mass,
             kind=KIND_CLOTH,
             friction=friction,
+            radius=self._radius(thickness, "thickness"),
         )
         stretch, bending, limit, tether = cloth_constraints(
             v, f, int(idx[0]), sc, bc, give, pin_local, rigidity
@@ -378,8 +390,12 @@ class WorldBuilder:
         initial_velocity: ArrayLike,
         rolling_friction: float,
         kinetic_friction: float | None = None,
+        radius: ArrayLike | None = None,
+        radius_spread: float = 0.0,
+        seed: int = 0,
     ) -> Granular:
-        """``World.add_granular``: one particle per point; ``kinetic_friction`` None: ``friction``."""
+        """``World.add_granular``: one particle per point; ``kinetic_friction`` None: ``friction``; radii
+        from ``sizes.grain_radii`` (``radius`` None: the world's)."""
         v0 = vector(initial_velocity, "initial_velocity")
         pts = geometry.as_vertices(points)
         density = positive(density, "density")
@@ -389,7 +405,12 @@ class WorldBuilder:
         kinetic = friction if kinetic_friction is None else kinetic_friction  # slides, never above sticking
         kinetic = nonnegative(kinetic, "kinetic_friction (at most friction)", friction)
         self._check_capacity(len(pts), f"the grains of {name!r}" if name else "these grains")
-        w = 1.0 / (density * (2.0 * self.radius) ** 3)
+        if radius is None and radius_spread == 0.0:
+            r: float | FloatArray = self.radius  # the world's: bit for bit as before sizes existed
+        else:
+            base = self.radius if radius is None else radius
+            r = grain_radii(len(pts), base, radius_spread, seed)
+        w = 1.0 / (density * (2.0 * r) ** 3)
         idx, group = self._append(
             pts,
             True,
@@ -401,6 +422,7 @@ class WorldBuilder:
             cohesion=cohesion,
             rolling_friction=rolling_friction,
             kinetic_friction=kinetic,
+            radius=r,
         )
         body = Granular(self.world, idx, group, name)
         self.bodies.append(body)
@@ -454,6 +476,7 @@ class WorldBuilder:
             fluid_cohesion=material["cohesion"],
             adhesion=material["adhesion"],
             vorticity=material["vorticity"],
+            radius=self.radius,  # a fluid keeps the world's radius (fluid.py's kernels have one)
         )
         self.state.velocities[idx[len(pts) :]] = 0.0
         body = Fluid(self.world, idx, group, name, material)

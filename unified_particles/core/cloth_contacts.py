@@ -53,7 +53,7 @@ def hold_loads_on_cloth(
     pair_j: IntArray,
     is_cloth: NDArray[np.bool_],
     w_contact: FloatArray,
-    radius: float,
+    radius: float | FloatArray,
     relaxation: float,
     friction: FloatArray,
     static_scale: float,
@@ -71,7 +71,7 @@ def hold_loads_on_cloth(
         pair_i, pair_j: (P,) the small step's candidate pairs.
         is_cloth: (N,) cloth particles.
         w_contact: (N,) contact inverse masses, 1/kg (the loads' side; the cloth's is taken as 0).
-        radius: particle radius r, metres.
+        radius: particle radius r, metres: one, or (N,) per particle (a cloth's thickness).
         relaxation: SOR factor of the Jacobi-averaged pair corrections.
         friction: (N,) Coulomb coefficients; static_scale, dynamic_scale: their multipliers.
         sdf: the rigid particles' SDF depth, normal and faces functions (``particle_contacts``).

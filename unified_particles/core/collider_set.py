@@ -47,17 +47,22 @@ class ColliderSet:
     def contacts(
         self,
         x: FloatArray,
-        radius: float,
+        radius: float | FloatArray,
         alpha: float,
         dt_frame: float,
-        tol: float,
+        tol: float | FloatArray,
         x_prev: FloatArray | None = None,
         h: float = 0.0,
     ) -> ColliderContacts:
         """Plane and mesh contacts of particles of ``radius`` at ``x`` (N, 3), metres, at fraction ``alpha``
-        of a frame of ``dt_frame`` s; with ``x_prev`` mesh colliders add swept contacts (no tunnelling)."""
+        of a frame of ``dt_frame`` s; with ``x_prev`` mesh colliders add swept contacts (no tunnelling).
+        ``radius`` and ``tol``: one float, or (N,) per particle (each particle touches at its own r)."""
         parts = [plane_contacts(list(self.planes), x, radius, tol)] if self.planes else []
-        parts += [mesh.contacts(x, alpha, dt_frame, tol, x_prev, h) for mesh in self.meshes]
+        for mesh in self.meshes:
+            if np.ndim(radius) == 0 and radius == mesh.radius:  # the world's radius: as ever
+                parts.append(mesh.contacts(x, alpha, dt_frame, float(tol), x_prev, h))  # type: ignore[arg-type]
+            else:
+                parts.append(_own_radius(mesh, x, radius, alpha, dt_frame, tol, x_prev, h))
         return ColliderContacts.concatenate(parts)
 
     def end_frame(self) -> None:
@@ -85,3 +90,28 @@ class ColliderSet:
         for mesh, m, m0 in zip(self.meshes, transforms, frame_starts, strict=True):
             mesh.restore_pose(m, m0)
         restore_deforming_vertices(list(self.meshes), vertices)
+
+
+def _own_radius(
+    mesh: MeshCollider,
+    x: FloatArray,
+    radius: float | FloatArray,
+    alpha: float,
+    dt_frame: float,
+    tol: float | FloatArray,
+    x_prev: FloatArray | None,
+    h: float,
+) -> ColliderContacts:
+    """A mesh's contacts for particles of their own radius r_i: the mesh searches at its radius R (grown
+    to the largest r_i, ``MeshCollider.fit_radius``) and the largest tolerance, so it finds every
+    surface point within r_i + tol_i; each contact's depth R - dist becomes r_i - dist, and those
+    farther than r_i + tol_i go."""
+    mesh.fit_radius(float(np.max(radius)))
+    found = mesh.contacts(x, alpha, dt_frame, float(np.max(tol)), x_prev, h)
+    r = radius[found.idx] if np.ndim(radius) else radius  # type: ignore[index]
+    t = tol[found.idx] if np.ndim(tol) else tol  # type: ignore[index]
+    depth = found.depth + (r - mesh.radius)
+    keep = depth > -t
+    return ColliderContacts(
+        found.idx[keep], found.normal[keep], depth[keep], found.velocity[keep], found.friction[keep]
+    )

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from .corrections import clamp_speed
 from .model import KIND_RIGID
 from .neighbors import find_pairs
+from .sizes import find_sized_pairs, pair_rest
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -51,7 +52,7 @@ class Depenetration:
     """The bodies that overlap another one where they were built, and the speed cap on them."""
 
     def __init__(
-        self, max_speed: float, model: Any, radius: float, x: FloatArray, groups: IntArray | None = None
+        self, max_speed: float, model: Any, radius: Any, x: FloatArray, groups: IntArray | None = None
     ) -> None:
         """``groups``: the start groups as :meth:`to_array` saved them (a snapshot); None: found here."""
         rest, group, fluid = model.particle_rest_q, model.particle_group, model.particle_is_fluid
@@ -63,10 +64,15 @@ class Depenetration:
         if groups is not None:
             self.start_groups = np.asarray(groups, dtype=np.int64)
             return
-        i, j = find_pairs(rest, OVERLAP_FRACTION * 2.0 * radius)
+        # radius: one, or (N,) per particle (a pair's diameter is then r_i + r_j).
+        if np.ndim(radius):  # by size class (a cell of the largest would list 1000x the pairs)
+            no_self = np.zeros(int(group.max(initial=0)) + 1, dtype=bool)
+            i, j = find_sized_pairs(rest, OVERLAP_FRACTION * radius, group, no_self)
+        else:
+            i, j = find_pairs(rest, OVERLAP_FRACTION * 2.0 * radius)
         d = x[i] - x[j]  # still overlapping now (bodies added later were built where others had been)
         keep = (group[i] != group[j]) & ~fluid[i] & ~fluid[j]
-        keep &= np.einsum("ij,ij->i", d, d) < (OVERLAP_FRACTION * 2.0 * radius) ** 2
+        keep &= np.einsum("ij,ij->i", d, d) < (OVERLAP_FRACTION * pair_rest(radius, i, j)) ** 2
         # (G,) the collision groups that overlap another group at the start.
         self.start_groups = np.unique(np.concatenate([group[i[keep]], group[j[keep]]]))
 
@@ -86,7 +92,7 @@ class Depenetration:
         candidate &= (group[pair_i] != group[pair_j]) & ~fluid[pair_i] & ~fluid[pair_j]
         a, b = pair_i[candidate], pair_j[candidate]
         d = x[a] - x[b]
-        close = np.einsum("ij,ij->i", d, d) < (RELEASE_FRACTION * 2.0 * self.radius) ** 2
+        close = np.einsum("ij,ij->i", d, d) < (RELEASE_FRACTION * pair_rest(self.radius, a, b)) ** 2
         now = np.intersect1d(np.unique(np.concatenate([group[a[close]], group[b[close]]])), self.start_groups)
         if len(now) == 0:
             return
@@ -114,7 +120,7 @@ def to_array(current: Depenetration | None) -> FloatArray:
 
 
 def from_array(
-    saved: FloatArray, max_speed: float, model: Any, radius: float, x: FloatArray
+    saved: FloatArray, max_speed: float, model: Any, radius: Any, x: FloatArray
 ) -> Depenetration | None:
     """The start set saved by :func:`to_array` (None: not made yet, or a snapshot from before it: made
     at the next small step from the positions then, so a resumed run caps exactly the bodies a straight
@@ -128,7 +134,7 @@ def apply(
     current: Depenetration | None,
     max_speed: float,
     model: Any,
-    radius: float,
+    radius: Any,
     v: FloatArray,
     x: FloatArray,
     pair_i: IntArray,

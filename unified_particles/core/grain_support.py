@@ -5,6 +5,8 @@ Arrays in, ``x_pred`` corrected in place."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -30,7 +32,7 @@ def support_grains(
     pair_j: IntArray,
     grain: BoolArray,
     every_pair: bool,
-    radius: float,
+    radius: float | FloatArray,
     gravity: FloatArray,
 ) -> None:
     """Shock propagation for grains, done so that it adds no energy (x, x_pred (N, 3), metres).
@@ -58,7 +60,10 @@ def support_grains(
         i, j = pair_i[both], pair_j[both]
     if not len(i):
         return
-    r = radius
+    # One radius r, or (N,) per particle: then a pair's r is its mean (r_i + r_j) / 2, and the layers
+    # are as thick as the smallest grain's diameter (a grain never shares a layer with its support).
+    sized = np.ndim(radius) > 0
+    r: Any = 0.5 * (radius[i] + radius[j]) if sized else radius  # type: ignore[index]
     # Pairs that touch, or will once the grain below has stopped (coordinate-major gathers: see
     # fastops); none overlapping: nothing to push.
     xt = np.ascontiguousarray(x_pred.T)
@@ -68,32 +73,38 @@ def support_grains(
         return
     near = np.flatnonzero(d2 < ((2.0 + SUPPORT_REACH_RADII) * r) ** 2)
     i, j = i[near], j[near]
+    if sized:
+        r = r[near]
     height = np.dot(-gravity / g, xt)
     hi, hj = height[i], height[j]
     above = hi >= hj
     upper = np.where(above, i, j)
     lower = np.where(above, j, i)
-    level = np.floor((np.maximum(hi, hj) - height[grain].min()) / (SUPPORT_LAYER_RADII * r))
+    layer = SUPPORT_LAYER_RADII * (float(np.min(r)) if sized else r)
+    level = np.floor((np.maximum(hi, hj) - height[grain].min()) / layer)
     # Sorted by layer, then by upper grain: each layer's pairs are a slice, and each grain's pairs
     # within it a run (summed by reduceat).
     order = np.lexsort((upper, level))
     upper, lower, level = upper[order], lower[order], level[order]
+    if sized:
+        r = r[order]
     new_grain = np.r_[True, (upper[1:] != upper[:-1]) | (level[1:] != level[:-1])]
     runs = np.flatnonzero(new_grain)  # first pair of each (layer, grain) run
     run_grain = upper[runs]
     layer_runs = np.flatnonzero(np.r_[True, level[runs[1:]] != level[runs[:-1]]])
     layer_runs_end = np.r_[layer_runs[1:], len(runs)]
-    rest = 2.0 * r
+    rest = 2.0 * r  # (K,) per pair with several sizes, in the sorted order
     for ra, rb in zip(layer_runs.tolist(), layer_runs_end.tolist(), strict=True):  # layers, bottom up
         a = int(runs[ra])
         b = int(runs[rb]) if rb < len(runs) else len(upper)
         d = x_pred[upper[a:b]] - x_pred[lower[a:b]]
         dist = np.sqrt(np.einsum("ij,ij->i", d, d))
-        overlap = rest - dist
+        rest_ab, r_ab = (rest[a:b], r[a:b]) if sized else (rest, r)
+        overlap = rest_ab - dist
         if not (overlap > 0.0).any():
             continue
         # Out of the (immovable) grain below, by the overlap; summed over each grain's supports.
-        d *= (np.maximum(overlap, 0.0) / np.maximum(dist, 1e-12 * r))[:, None]
+        d *= (np.maximum(overlap, 0.0) / np.maximum(dist, 1e-12 * r_ab))[:, None]
         total = np.add.reduceat(d, runs[ra:rb] - a, axis=0)
         grains = run_grain[ra:rb]
         push = np.sqrt(np.einsum("ij,ij->i", total, total))

@@ -258,7 +258,7 @@ class JointSystem:
         self._pairs_changed()
         return joint
 
-    def prepare(self, model: ParticleModel, radius: float) -> dict[str, Any]:
+    def prepare(self, model: ParticleModel, radius: float | FloatArray) -> dict[str, Any]:
         """The joints as arrays for the solve, made once per model and set of joints."""
         if self._arrays is not None and self._prepared_for is model.shape_matching:
             return self._arrays
@@ -277,7 +277,8 @@ class JointSystem:
         # Inertia about the centre of mass in the build frame: sum m (|q|^2 E - q q^T), plus each
         # particle's own cube of side 2r (m (2r)^2 / 6 E), which keeps a one-particle body invertible.
         qq = np.einsum("pi,pj->pij", rest, rest)
-        inertia_p = (np.einsum("pii->p", qq) + (2.0 * radius) ** 2 / 6.0)[:, None, None] * np.eye(3) - qq
+        r = radius[sm.idx[chosen]] if np.ndim(radius) else radius  # type: ignore[index]
+        inertia_p = (np.einsum("pii->p", qq) + (2.0 * r) ** 2 / 6.0)[:, None, None] * np.eye(3) - qq
         inertia = np.zeros((k, 3, 3))
         np.add.at(inertia, local_body, mass_p[:, None, None] * inertia_p)
         self._arrays = dict(
@@ -326,7 +327,7 @@ class JointSystem:
         x_pred: FloatArray,
         rot_prev: FloatArray,
         h: float,
-        radius: float,
+        radius: float | FloatArray,
     ) -> None:
         """One sweep over the joints on the bodies' poses, after shape matching (``x_pred`` rigid,
         ``state.rigid_rotation`` its rotations; ``x`` and ``rot_prev`` the poses at the step's start).

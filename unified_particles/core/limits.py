@@ -62,12 +62,15 @@ class ParticleBudget:
         what: str = "this",
         max_count: float | None = None,
         unit: str = "particles",
+        radius: float | None = None,
     ) -> None:
         """Raise SimulationInputError if filling this mesh next to ``particle_count`` particles breaks the
         memory limit, the sampling grid (``geometry.MAX_SAMPLE_GRID_NODES``) or ``max_count``; the
         message names every limit broken and the smallest radius that keeps all of them
-        (``geometry.smallest_fill_radius``, with the estimate the fill itself uses)."""
-        spacing = 2.0 * self.radius
+        (``geometry.smallest_fill_radius``, with the estimate the fill itself uses). ``radius``: the
+        body's own particle radius, metres (None: the world's)."""
+        now = self.radius if radius is None else float(radius)
+        spacing = 2.0 * now
         measure = geometry.fill_measure(vertices, faces)
         count = measure.count(spacing)
         nodes = measure.grid_nodes(spacing)
@@ -91,5 +94,5 @@ class ParticleBudget:
         suggested = geometry.smallest_fill_radius(measure, max_count=limit)
         raise SimulationInputError(
             f"{what} {' and '.join(reasons)}; use a particle radius of at least {suggested:.4g} m "
-            f"(now {self.radius:.4g} m) or fewer/smaller objects"
+            f"(now {now:.4g} m) or fewer/smaller objects"
         )

@@ -41,6 +41,7 @@ _PARTICLE_PARTS = (
     "fluid_cohesion",
     "adhesion",
     "vorticity",
+    "radius",
 )
 # Fluid-only parts (zero for every other particle).
 _FLUID_PARTS = ("viscosity", "fluid_cohesion", "adhesion", "vorticity")
@@ -73,6 +74,9 @@ class ParticleModel:
             equal to ``particle_friction`` elsewhere, unused there).
         grain_kinetic: (``particle_kinetic_friction``, ``particle_is_grain``) for
             ``contacts.particle_contacts(kinetic=...)``, or None when every grain slides with its friction.
+        particle_radius: (N,) each particle's radius, metres (its body's size: ``World.add_rigid(radius=...)``
+            and the like; the world's radius by default). ``sizes.world_sizes`` gives the solver one float
+            when they are all equal.
         particle_rest_q: (N, 3) positions at build time, metres (cloth self-collision exclusion).
         particle_sdf_depth: (N,) rigid particles: depth below the body's outer particle layer,
             metres; inf for other particles.
@@ -130,8 +134,9 @@ class ParticleModel:
         Args:
             x: (P, 3) build-time positions, metres.
             group_self_collides: the body's particles collide with each other.
-            **per_particle: values of ``_PARTICLE_PARTS`` (scalars or (P, ...) arrays); ``sdf_depth``,
-                ``sdf_normal`` and ``cohesion`` default to a non-rigid, non-cohesive particle.
+            **per_particle: values of ``_PARTICLE_PARTS`` (scalars or (P, ...) arrays; ``radius`` in
+                metres is required); ``sdf_depth``, ``sdf_normal`` and ``cohesion`` default to a non-rigid,
+                non-cohesive particle.
 
         Returns:
             (indices (P,) of the new particles, group number).
@@ -228,6 +233,7 @@ class ParticleModel:
         self.particle_cohesion: FloatArray = cat("cohesion", (0,))
         self.particle_rolling_friction: FloatArray = cat("rolling_friction", (0,))
         self.particle_kinetic_friction: FloatArray = cat("kinetic_friction", (0,))
+        self.particle_radius: FloatArray = cat("radius", (0,))
         self.particle_rest_q: FloatArray = cat("rest", (0, 3))
         self.particle_sdf_depth: FloatArray = cat("sdf_depth", (0,))
         self.particle_sdf_normal: FloatArray = cat("sdf_normal", (0, 3))

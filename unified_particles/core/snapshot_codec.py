@@ -116,7 +116,7 @@ def restore(
         joints.broken = broken > 0.5 if len(broken) else np.zeros(len(joints), dtype=bool)
     # The bodies overlapping at the start, as the straight run found them (after ensure_built above).
     speed = solver.settings.max_depenetration_speed
-    solver.depen = depenetration.from_array(depen, speed, solver.model, solver.radius, st.positions)
+    solver.depen = depenetration.from_array(depen, speed, solver.model, solver.sizes[0], st.positions)
     solver.restore_candidates(nb_ref, st.active, fluid_ref)
     solver.colliders.restore(ct, cs, np.asarray(snap.collider_vertices, dtype=np.float64))
     return time, frame

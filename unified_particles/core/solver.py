@@ -37,6 +37,7 @@ from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
 from .projection import BendingSolver, DistanceSolver, StretchProjection
 from .settings import SolverSettings
+from .sizes import Radius, is_uniform, largest, list_holds, pair_rest, sized_candidates, world_sizes
 from .state import ParticleState
 from .struck import (
     bound_rebound,
@@ -112,6 +113,7 @@ class Solver:
         self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
         self.depen: Depenetration | None = None  # bodies overlapping at the start (depenetration.py)
         self.collider_push = np.zeros(0)  # (K,) m, each collider contact's push this small step (struck.py)
+        self._sizes: tuple[Radius, Radius] | None = None
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
@@ -119,7 +121,14 @@ class Solver:
         self._solver_cache = {}
         self.kinematic, self._dynamic = None, None
         self.fluid = None
-        self._rigid_row, self.depen = None, None
+        self._rigid_row, self.depen, self._sizes = None, None, None
+
+    @property
+    def sizes(self) -> tuple[Radius, Radius]:
+        """(radius, margin): floats for one size, else (N,) per particle (``sizes.world_sizes``)."""
+        if self._sizes is None:
+            self._sizes = world_sizes(self.model.particle_radius, self.radius, self.margin)
+        return self._sizes
 
     def ensure_built(self) -> None:
         """Freeze the model if bodies were added to it; what was derived from it is then derived anew."""
@@ -161,6 +170,7 @@ class Solver:
         """
         s, model = self.settings, self.model
         x, v = state.positions, state.velocities
+        r, margin = self.sizes
         kin = self.kinematic  # this frame's kinematic rigid bodies (begin_frame): infinite mass
         inactive = self._inactive  # free fluid slots (begin_frame)
         active = state.active if len(inactive) else None  # None: every particle is live
@@ -170,7 +180,7 @@ class Solver:
         x_kin = self._prescribe(x, x_pred, alpha)  # kinematic bodies, moving pins, free fluid slots
         if model.any_pairs:  # fast particles never jump through each other (swept, see sweep.py)
             movable = model.particle_dynamic if self._dynamic is None else self._dynamic
-            limit_fast_paths(x, x_pred, self.radius, model.particle_group, model.group_self_collides, movable)
+            limit_fast_paths(x, x_pred, r, model.particle_group, model.group_self_collides, movable)
         # 2. Mass scaling for stacks: lower particles are heavier in contacts (shock propagation).
         w_contact = self._scaled_contact_inv_mass(state, x_pred)
         if kin is not None:  # kinematic: immovable in every contact (a copy: w may be the model's array)
@@ -192,7 +202,7 @@ class Solver:
             rot_prev = state.rigid_rotation  # the bodies' rotations at the step's start, for the joints
             self._solve_shape_matching(state, x_pred, touching)
             if self.joints is not None:  # on the shape-matched poses (core/joints.py)
-                self.joints.solve(model, state, x, x_pred, rot_prev, h, self.radius)
+                self.joints.solve(model, state, x, x_pred, rot_prev, h, r)
         if self.soft_pin_motion is not None:
             self._solve_soft_pins(self.soft_pin_motion, x_pred, alpha, h)
         if len(model.tether):
@@ -212,9 +222,9 @@ class Solver:
                 model.particle_is_grain if self._dynamic is None else model.particle_is_grain & self._dynamic
             )
             every_pair = model.all_grains and self._dynamic is None
-            support_grains(x, x_pred, pair_i, pair_j, grain, every_pair, self.radius, self.gravity)
+            support_grains(x, x_pred, pair_i, pair_j, grain, every_pair, r, self.gravity)
         # 6. Velocity update, restitution, sleeping; commit positions.
-        reach = 2.0 * self.radius + self.margin  # kinematic pairs a push may have just parted (struck.py)
+        reach = 2.0 * largest(r) + largest(margin)  # kinematic pairs a push may have just parted (struck.py)
         struck = struck_contacts(
             x_pred, v, col, self.collider_push, s.restitution, kin, pair_i, pair_j, reach, model
         )
@@ -223,7 +233,7 @@ class Solver:
             v[held[0]] -= held[1] / h
         # Bodies overlapping where they were built separate at most this fast (depenetration.py).
         self.depen = depenetration.apply(
-            self.depen, s.max_depenetration_speed, model, self.radius, v, x, pair_i, pair_j
+            self.depen, s.max_depenetration_speed, model, r, v, x, pair_i, pair_j
         )
         if struck is not None:  # no surface throws what it strikes faster than it moves (restitution aside)
             rest_speed = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h
@@ -372,7 +382,7 @@ class Solver:
         """After the density solve, fluid it pushed into a collider goes back onto the surface (no
         friction: the first contact pass applied it). Without this the pressure at the bottom of a deep
         column pushed particles through the floor (a 2.5 m dam break at r = 2.5 cm: 67 mm out)."""
-        col = self.colliders.contacts(x_pred, self.radius, alpha, dt_frame, 0.0)
+        col = self.colliders.contacts(x_pred, self.sizes[0], alpha, dt_frame, 0.0)
         if not len(col.idx):
             return
         keep = (col.depth > 0.0) & self.model.particle_is_fluid[col.idx]
@@ -464,19 +474,19 @@ class Solver:
         are renewed and only their pairs searched again (:func:`neighbors.pairs_touching`); the list is
         still a pure function of the reference positions, so a snapshot rebuilds it exactly.
         """
-        nb = self.candidates
+        nb, margin = self.candidates, self.sizes[1]
         if not self.model.any_pairs:
             return nb.i, nb.j
         if nb.holds_for(x):
             # Only relative motion changes which pairs are close (PairCache.within_half_spread).
-            if nb.within_half_spread(x, self.margin):
+            if list_holds(nb, x, margin):  # per particle with several sizes (sizes.py)
                 return nb.i, nb.j
-            if active is None and len(x) >= INCREMENTAL_MIN_PARTICLES:
+            if is_uniform(margin) and active is None and len(x) >= INCREMENTAL_MIN_PARTICLES:
                 # Per particle, about the median shift c (most particles resting, or most falling
                 # together): those farther than margin/2 from it get the reference x - c, which puts
                 # them back at the shift c, and their pairs are searched again. Those past half the
                 # limit are renewed too: they would trigger the next refresh.
-                shifted = nb.beyond_median_shift(x, self.margin, REFRESH_AHEAD)
+                shifted = nb.beyond_median_shift(x, float(margin), REFRESH_AHEAD)  # type: ignore[arg-type]
                 if shifted is None:
                     return nb.i, nb.j
                 c, far = shifted
@@ -489,9 +499,10 @@ class Solver:
         return i, j
 
     def _cutoff(self) -> float:
-        cutoff = 2.0 * self.radius + self.margin
+        r, margin = largest(self.sizes[0]), largest(self.sizes[1])  # the largest: sized_candidates' own
+        cutoff = 2.0 * r + margin
         if self.model.has_cohesion:
-            cutoff += COHESION_RANGE_RADII * self.radius
+            cutoff += COHESION_RANGE_RADII * r
         return cutoff
 
     def _refresh_candidates(self, nb: PairCache, far: IntArray) -> tuple[IntArray, IntArray]:
@@ -519,9 +530,11 @@ class Solver:
         order: a pure function of x, the activity and the model, so a snapshot needs to keep only x to
         rebuild the identical list (same order, same sums)."""
         model = self.model
-        cutoff = self._cutoff()
         threads = resolve_threads(self.settings.threads)  # same pairs with any count (parallel.py)
-        if active is not None and not active.all():
+        cutoff = self._cutoff()
+        if not is_uniform(self.sizes[0]):  # several sizes: searched by size class (sizes.py)
+            i, j = sized_candidates(x, model, self.sizes[1], COHESION_RANGE_RADII, active, threads)  # type: ignore[arg-type]
+        elif active is not None and not active.all():
             live = np.flatnonzero(active)
             i, j = find_pairs(x[live], cutoff, model.particle_group[live], model.group_self_collides, threads)
             i, j = live[i], live[j]
@@ -553,7 +566,8 @@ class Solver:
             group, rest = model.particle_group, model.particle_rest_q
             same_cloth = (group[i] == group[j]) & (model.particle_kind[i] == KIND_CLOTH)
             d = rest[i] - rest[j]
-            near = np.einsum("ij,ij->i", d, d) < (SELF_COLLISION_REST_DIAMETERS * 2.0 * self.radius) ** 2
+            apart = SELF_COLLISION_REST_DIAMETERS * pair_rest(self.sizes[0], i, j)  # 2 diameters
+            near = np.einsum("ij,ij->i", d, d) < apart**2
             keep = ~(same_cloth & near)
             i, j = i[keep], j[keep]
         if self.joints is not None:  # joined bodies that do not collide (Blender's Disable Collisions)
@@ -598,8 +612,9 @@ class Solver:
         n = len(x_pred)
         target = x_pred if apply else x_pred.copy()
         touching = np.zeros(n, dtype=bool)
-        tol = TOUCH_TOLERANCE_RADII * self.radius
-        col = self.colliders.contacts(target, self.radius, alpha, dt_frame, tol, x_prev, h)
+        r = self.sizes[0]
+        tol = TOUCH_TOLERANCE_RADII * r
+        col = self.colliders.contacts(target, r, alpha, dt_frame, tol, x_prev, h)
         if x_prev is not None:
             self.collider_push = np.zeros(0)
         if len(col.idx):
@@ -651,7 +666,7 @@ class Solver:
             sdf = self._rigid_sdf_world(state)
             idx, delta, near = pair_chunks_map(
                 lambda ci, cj: particle_contacts(
-                    xt.T, None if pt is None else pt.T, ci, cj, w_contact, self.radius, s.max_mass_ratio,
+                    xt.T, None if pt is None else pt.T, ci, cj, w_contact, r, s.max_mass_ratio,
                     model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
                     model.particle_cohesion if model.has_cohesion else None, *sdf, touch_tolerance=tol,
                     kinetic=model.grain_kinetic,
@@ -666,14 +681,14 @@ class Solver:
                     # active, after their non-penetration corrections.
                     k = len(idx) // 2
                     idx, delta = rolling_resistance(
-                        target, x_prev, idx[:k], idx[k:], w_contact, self.radius,
+                        target, x_prev, idx[:k], idx[k:], w_contact, r,
                         model.particle_rolling_friction, s.max_mass_ratio,
                     )  # fmt: skip
                     if len(idx):
                         apply_pair_jacobi(target, idx, delta, s.relaxation)
             if x_prev is not None and self.kinematic is not None:  # infinite mass: last word (struck.py)
                 hold_out_of_kinematic(
-                    target, self.kinematic, pair_i, pair_j, w_contact, self.radius, s.max_mass_ratio,
+                    target, self.kinematic, pair_i, pair_j, w_contact, r, s.max_mass_ratio,
                     sdf, model,
                 )  # fmt: skip
         return target - x_pred, touching, col
@@ -685,7 +700,7 @@ class Solver:
         loads' corrections that must not become velocity (``cloth_contacts.hold_loads_on_cloth``)."""
         s = self.settings
         return hold_loads_on_cloth(
-            state.positions, x_pred, pair_i, pair_j, self.model.particle_is_cloth, w, self.radius,
+            state.positions, x_pred, pair_i, pair_j, self.model.particle_is_cloth, w, self.sizes[0],
             s.relaxation, self.model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
             self._rigid_sdf_world(state),
         )  # fmt: skip

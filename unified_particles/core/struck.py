@@ -140,7 +140,7 @@ def hold_out_of_kinematic(
     pair_i: IntArray,
     pair_j: IntArray,
     w_contact: FloatArray,
-    radius: float,
+    radius: float | FloatArray,
     max_mass_ratio: float,
     sdf: tuple[object, object, object],
     model: ParticleModel,

@@ -16,6 +16,8 @@ without fast particles pay one pass over the displacements per small step.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -35,7 +37,7 @@ SWEPT_OVERLAP_RADII = 0.25
 def limit_fast_paths(
     x: FloatArray,
     x_pred: FloatArray,
-    radius: float,
+    radius: float | FloatArray,
     group: IntArray | None = None,
     group_self_collides: NDArray[np.bool_] | None = None,
     movable: NDArray[np.bool_] | None = None,
@@ -48,19 +50,27 @@ def limit_fast_paths(
     the smallest t of its pairs). Pairs skipped by ``group`` (as in :func:`find_pairs`) are ignored;
     only ``movable`` particles (default all) are shortened (pinned and kinematic ones keep their paths).
     A movable particle whose first touch is with an immovable one is carried with it instead (see
-    there). Returns the number of particles whose step was shortened or carried.
+    there). Returns the number of particles whose step was shortened or carried. ``radius``: one, or
+    (N,) per particle (a pair then touches at r_i + r_j, each particle's fast limit its own).
     """
     d = x_pred - x
     step2 = np.einsum("ij,ij->i", d, d)
-    limit = FAST_STEP_RADII * radius
+    sized = np.ndim(radius) > 0
+    limit: Any = FAST_STEP_RADII * radius
     fast = step2 > limit * limit
     if not fast.any():
         return 0
     fi = np.flatnonzero(fast)
     # Fast paths sampled every `spacing`, other particles by the midpoint of their short paths: a pair
-    # within 2r at some time has representatives within 2r + spacing / 2 + max(spacing, limit) / 2.
-    spacing = radius
-    cutoff = 2.0 * radius + 0.5 * spacing + 0.5 * max(spacing, limit)
+    # within 2r at some time has representatives within 2r + spacing / 2 + max(spacing, limit) / 2
+    # (with several sizes: each fast path sampled at its own radius, the cutoff from the largest).
+    spacing: Any = radius
+    if sized:
+        top = float(np.max(radius))
+        cutoff = 2.0 * top + 0.5 * top + 0.5 * max(top, FAST_STEP_RADII * top)
+        spacing = radius[fi]  # type: ignore[index]
+    else:
+        cutoff = 2.0 * radius + 0.5 * spacing + 0.5 * max(spacing, limit)
     n_s = np.floor(np.sqrt(step2[fi]) / spacing).astype(np.int64) + 2
     owner = np.repeat(fi, n_s)
     k = np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(n_s) - n_s, n_s)
@@ -85,7 +95,12 @@ def limit_fast_paths(
     dd = d[i] - d[j]
     qa = np.einsum("ij,ij->i", dd, dd)
     qb = np.einsum("ij,ij->i", p0, dd)  # half the linear coefficient
-    touch = 2.0 * radius - SWEPT_OVERLAP_RADII * radius
+    # r_i + r_j less the overlap (a quarter of the pair's mean radius): 2r - r / 4 for one radius.
+    if sized:
+        rest = radius[i] + radius[j]  # type: ignore[index]
+        touch: Any = rest - SWEPT_OVERLAP_RADII * 0.5 * rest
+    else:
+        touch = 2.0 * radius - SWEPT_OVERLAP_RADII * radius
     qc = np.einsum("ij,ij->i", p0, p0) - touch * touch
     disc = qb * qb - qa * qc
     meets = (qc > 0.0) & (qa > 0.0) & (disc >= 0.0)  # apart at the start, touching at some time

@@ -237,6 +237,7 @@ class World:
         name: str | None = None,
         initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
         angular_velocity: ArrayLike = (0.0, 0.0, 0.0),
+        radius: float | None = None,
     ) -> RigidBody:
         """Add a rigid body filled with particles on a grid of spacing 2r inside the mesh.
 
@@ -250,9 +251,10 @@ class World:
             initial_velocity: (3,) velocity of the centre of mass at the start, m/s (world axes).
             angular_velocity: (3,) spin at the start, rad/s about world axes through the centre of
                 mass (right-handed: (0, 0, 1) turns counter-clockwise seen from above).
+            radius: this body's particle radius r, metres (None: the world's); contacts at r_i + r_j.
         """
         return self._builder.add_rigid(
-            vertices, faces, density, friction, mass, name, initial_velocity, angular_velocity
+            vertices, faces, density, friction, mass, name, initial_velocity, angular_velocity, radius
         )
 
     def add_cloth(
@@ -271,6 +273,7 @@ class World:
         soft_pins: ArrayLike | None = None,
         soft_pin_frequency: ArrayLike = 2.0,
         bending_rigidity: float | None = None,
+        thickness: float | None = None,
     ) -> Cloth:
         """Add a cloth: one particle per vertex, distance constraints on edges and across edges.
 
@@ -300,10 +303,12 @@ class World:
                 soft pin's give does not depend on the mesh resolution or the cloth's mass.
             bending_rigidity: bending rigidity B, N m (Kawabata's B: 1 gf cm^2/cm = 9.81e-5 N m); given,
                 isometric bending (core/bending.py; silk 3e-6, denim 1e-4) replaces ``bend_compliance``.
+            thickness: contact radius of the cloth's vertex particles, metres (None: the world's radius),
+                independent of the vertex spacing.
         """
         return self._builder.add_cloth(
             vertices, faces, mass, stretch_compliance, bend_compliance, pinned, self_collision, friction,
-            name, tether_give, initial_velocity, soft_pins, soft_pin_frequency, bending_rigidity,
+            name, tether_give, initial_velocity, soft_pins, soft_pin_frequency, bending_rigidity, thickness,
         )  # fmt: skip
 
     def add_granular(
@@ -316,6 +321,9 @@ class World:
         initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
         rolling_friction: float = DEFAULT_ROLLING_FRICTION,
         kinetic_friction: float | None = None,
+        radius: ArrayLike | None = None,
+        radius_spread: float = 0.0,
+        seed: int = 0,
     ) -> Granular:
         """Add grains: one particle per point.
 
@@ -328,10 +336,14 @@ class World:
             initial_velocity: (3,) velocity of every grain at the start, m/s.
             rolling_friction: rolling resistance coefficient between touching grains, >= 0.
             kinetic_friction: sliding friction between grains, 0..friction (None: friction; docs/physics.md).
+            radius: grain radius, metres: one, or (P,) one per grain (None: the world's).
+            radius_spread: each grain's radius times a factor uniform in [1 - spread, 1 + spread], [0, 1).
+            seed: seed of that spread (the same seed, the same grains).
         """
         return self._builder.add_granular(
-            points, density, friction, cohesion, name, initial_velocity, rolling_friction, kinetic_friction
-        )
+            points, density, friction, cohesion, name, initial_velocity, rolling_friction, kinetic_friction,
+            radius, radius_spread, seed,
+        )  # fmt: skip
 
     def add_fluid(
         self,

@@ -27,8 +27,7 @@ from .volume import VolumeContacts
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-# Poses (rotation, translation) kept per mesh collider, keyed by matrix: a frame needs two (its start
-# and its target); beyond this many the cache is cleared (a bound, not a tuned value).
+# Poses (rotation, translation) kept per collider, keyed by matrix: a frame needs two (start, target).
 POSE_CACHE_SIZE = 4
 
 
@@ -98,6 +97,17 @@ class MeshCollider:
             self.set_vertices(self.vertices)
             return
         self._build(self._transform)
+
+    def fit_radius(self, radius: float) -> None:
+        """Reach at least ``radius`` m (the largest of several particle sizes, ``collider_set``): the
+        volume rebuilt once, or a deforming surface's band grown (rebinned at the next contacts)."""
+        if radius > self.radius:
+            self.radius = float(radius)
+            band = (colliders.DEFORM_DEPTH_RADII + colliders.DEFORM_MARGIN_RADII) * self.radius
+            if self._deform is None:
+                self._build(self._transform)
+            else:
+                self._deform.band, self._deform_dirty = band, True
 
     def _build(self, m: FloatArray) -> None:
         _, s = polar(m[:3, :3])
@@ -250,7 +260,7 @@ class MeshCollider:
             idx, depth, normal_local = self._exact_contacts(self._exact, q, reach, cacheable=not moving)
         else:
             assert self._volume is not None
-            near = self._near_points(q, reach, cacheable=not moving)
+            near = self._volume.near_points(q, reach, self._near_cache, not moving)  # superset, sorted
             idx, depth, normal_local = self._volume.contacts(q, near, reach)
         normal = normal_local @ r.T
         velocity = self._surface_velocity(q[idx], dt_frame)
@@ -325,8 +335,8 @@ class MeshCollider:
         """Contacts from the closest points on the triangles (local frame): (idx, depth, local normal).
 
         Candidate (particle, triangle) pairs are searched within ``limit`` plus a margin, where ``limit``
-        is ``reach`` outside and ``EXACT_DEPTH_RADII`` radii inside a closed mesh, and reused like
-        ``_near_points`` while no particle moved more than the margin: every triangle within ``limit`` of
+        is ``reach`` outside and ``EXACT_DEPTH_RADII`` radii inside a closed mesh, and reused like the
+        volume's near points while no particle moved more than the margin: every triangle within ``limit`` of
         a particle is then among its pairs, so a closest point found within ``limit`` is exact (and its
         side with it). Particles deeper inside a closed collider still get the volume's answer where it
         is unambiguous: a trilinear distance below -(reach + 2 sqrt(3) cells) is inside whatever the
@@ -347,7 +357,7 @@ class MeshCollider:
         assert volume is not None
         deep_reach = -(reach + 2.0 * 1.7321 * float(volume.sdf.cell_size))
         if surface.closed and float(volume.dist_flat.min()) < deep_reach:
-            near = self._near_points(q, reach, cacheable)
+            near = volume.near_points(q, reach, self._near_cache, cacheable)
             d_idx, d_depth, d_normal = volume.contacts(q, near, deep_reach)
             new = ~np.isin(d_idx, ids[trusted])
             if new.any():
@@ -355,12 +365,6 @@ class MeshCollider:
                 depth = np.concatenate([depth, d_depth[new]])
                 normal = np.concatenate([normal, d_normal[new]])
         return idx, depth, normal
-
-    def _near_points(self, q: FloatArray, reach: float, cacheable: bool) -> IntArray:
-        """Indices of points that may be within ``reach`` of the volume's surface (a superset, sorted;
-        :meth:`VolumeContacts.near_points`, reused while the collider is at rest)."""
-        assert self._volume is not None
-        return self._volume.near_points(q, reach, self._near_cache, cacheable)
 
     @property
     def frame_start(self) -> FloatArray:
@@ -371,8 +375,7 @@ class MeshCollider:
         """The frame is over: the next one starts where this one's target pose left the collider."""
         self._frame_start = self._transform.copy()
         if self._deform is not None:
-            self._vertices_start = self.vertices
-            self._deform_dirty = True
+            self._vertices_start, self._deform_dirty = self.vertices, True
 
     @property
     def frame_start_vertices(self) -> FloatArray:
@@ -389,8 +392,7 @@ class MeshCollider:
     def restore_vertices(self, frame_start: FloatArray, current: FloatArray) -> None:
         """Put a deforming collider's vertices back to a snapshot's (``World.set_state``)."""
         self._vertices_start = np.array(frame_start, dtype=np.float64, copy=True)
-        self.vertices = np.array(current, dtype=np.float64, copy=True)
-        self._deform_dirty = True
+        self.vertices, self._deform_dirty = np.array(current, dtype=np.float64, copy=True), True
 
     def restore_pose(self, transform: FloatArray, frame_start: FloatArray) -> None:
         """Put the collider back to a snapshot's pose (``World.set_state``)."""

@@ -43,18 +43,23 @@ class PlaneCollider:
 
 
 def plane_contacts(
-    planes: list[PlaneCollider], x: FloatArray, radius: float, tolerance: float = 0.0
+    planes: list[PlaneCollider],
+    x: FloatArray,
+    radius: float | FloatArray,
+    tolerance: float | FloatArray = 0.0,
 ) -> ColliderContacts:
     """Contacts of all particles against all planes at once: (x - p) . n < r + tolerance.
 
-    Near contacts (depth in (-tolerance, 0]) are reported too; they produce no correction.
+    Near contacts (depth in (-tolerance, 0]) are reported too; they produce no correction. ``radius``
+    and ``tolerance``: one float, or (N,) per particle.
     """
     normals = np.array([p.normal for p in planes])
     offsets = np.array([p.normal @ p.point for p in planes])
     # einsum, not `@`: a BLAS call for (N,3)x(3,P) is slow and spins threads on a busy machine.
     dist = np.einsum("ij,kj->ik", x, normals) - offsets
-    hit_i, hit_p = np.nonzero(dist < radius + tolerance)
-    depth = radius - dist[hit_i, hit_p]
+    reach = radius + tolerance
+    hit_i, hit_p = np.nonzero(dist < (reach[:, None] if np.ndim(reach) else reach))  # type: ignore[index]
+    depth = (radius[hit_i] if np.ndim(radius) else radius) - dist[hit_i, hit_p]  # type: ignore[index]
     friction = np.array([p.friction for p in planes])[hit_p]
     normal = normals[hit_p]
     return ColliderContacts(hit_i.astype(np.int64), normal, depth, np.zeros_like(normal), friction)

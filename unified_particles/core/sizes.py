@@ -1,0 +1,223 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Particle sizes: every body its own radius (``World.add_rigid(radius=...)`` and the like).
+
+A radius is either one float for every particle (the fast path: a world whose bodies all use the world's
+radius runs exactly the arithmetic it ran before sizes existed) or an (N,) array, one radius per
+particle. The passes that take a ``radius`` accept both; this module holds what they share: the rest
+distance of a pair (r_i + r_j), the per-particle search margin, and the neighbour search by size class
+(:func:`find_sized_pairs`), which keeps the candidate list of a scene with sizes 10x apart as short as
+that of one size: a cell sized for the largest particles would hand every small one (10x)^3 times the
+candidates it needs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import SimulationInputError
+from .neighbors import find_pairs, pairs_touching
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+# A radius: one for every particle, or (N,) one per particle, metres.
+Radius = float | FloatArray
+
+# Size classes are powers of this ratio apart: within a class radii differ by less than 2x, so the
+# class's cells (sized by its largest particle) hold at most 2^3 = 8 times the candidates one size would.
+CLASS_RATIO = 2.0
+
+
+def is_uniform(radius: Radius) -> bool:
+    """Whether ``radius`` is one float for every particle (the fast path)."""
+    return np.ndim(radius) == 0
+
+
+def pair_rest(radius: Radius, i: IntArray, j: IntArray) -> Radius:
+    """Contact distance of pairs (i, j): r_i + r_j, metres ((K,) per pair, or 2r for one radius)."""
+    if is_uniform(radius):
+        return 2.0 * float(radius)  # type: ignore[arg-type]
+    r = np.asarray(radius)
+    out: FloatArray = r[i] + r[j]
+    return out
+
+
+def of(radius: Radius, idx: IntArray) -> Radius:
+    """The radii of particles ``idx`` (the float itself for one radius)."""
+    return radius if is_uniform(radius) else np.asarray(radius)[idx]
+
+
+def largest(radius: Radius) -> float:
+    """The largest radius, metres (0 for no particles)."""
+    return float(radius) if is_uniform(radius) else float(np.max(radius, initial=0.0))  # type: ignore[arg-type]
+
+
+def smallest(radius: Radius) -> float:
+    """The smallest radius, metres (inf for no particles)."""
+    return float(radius) if is_uniform(radius) else float(np.min(radius, initial=np.inf))  # type: ignore[arg-type]
+
+
+def grain_radii(count: int, radius: object, spread: float = 0.0, seed: int = 0) -> FloatArray:
+    """(P,) radii of ``count`` grains, metres: ``radius`` (a float, or (P,) one per grain) times a seeded
+    factor uniform in [1 - spread, 1 + spread] (``spread`` in [0, 1): real sand is not monodisperse).
+    The same seed gives the same grains.
+
+    Raises:
+        SimulationInputError: a radius that is not a positive number of metres, a (P,) array of another
+            length, or a spread outside [0, 1).
+    """
+    try:
+        r = np.asarray(radius, dtype=np.float64)
+        sp = float(spread)
+    except (TypeError, ValueError):
+        raise SimulationInputError(
+            f"grain radius must be metres (a number or one per grain), got {radius!r}"
+        ) from None
+    if r.ndim > 1 or (r.ndim == 1 and len(r) != count) or not np.all(np.isfinite(r)) or np.any(r <= 0.0):
+        raise SimulationInputError(
+            f"grain radius must be a positive number of metres or {count} of them (one per grain)"
+        )
+    if not (np.isfinite(sp) and 0.0 <= sp < 1.0):
+        raise SimulationInputError(
+            f"radius_spread must be in [0, 1) (a fraction of the radius), got {spread!r}"
+        )
+    out = np.broadcast_to(r, (count,)).astype(np.float64)
+    if sp > 0.0:
+        out = out * np.random.default_rng(int(seed)).uniform(1.0 - sp, 1.0 + sp, count)
+    return out
+
+
+def world_sizes(
+    particle_radius: FloatArray, world_radius: float, world_margin: float
+) -> tuple[Radius, Radius]:
+    """(radius, margin) for the solver: the world's own floats when every particle has the world's
+    radius (bit for bit the arithmetic of one radius), one float each when every particle shares another
+    radius, else (N,) arrays. The margin scales with each particle's radius (world_margin / world_radius
+    of it), so a small grain's candidate list reaches as many of its diameters as a large one's.
+    """
+    n = len(particle_radius)
+    if n == 0:
+        return world_radius, world_margin
+    first = float(particle_radius[0])
+    if bool(np.all(particle_radius == first)):
+        if first == world_radius:
+            return world_radius, world_margin
+        return first, first * (world_margin / world_radius)
+    return particle_radius, particle_radius * (world_margin / world_radius)
+
+
+def size_classes(radius: FloatArray) -> IntArray:
+    """(N,) size class of each particle: k for radii in [CLASS_RATIO^k, CLASS_RATIO^(k+1)) times the
+    smallest."""
+    r0 = float(radius.min())
+    k = np.floor(np.log(radius / r0) / np.log(CLASS_RATIO) + 1e-9)
+    return np.asarray(k, dtype=np.int64)
+
+
+def find_sized_pairs(
+    x: FloatArray,
+    reach: FloatArray,
+    group: IntArray,
+    group_self_collides: BoolArray,
+    threads: int = 1,
+    up: FloatArray | None = None,
+) -> tuple[IntArray, IntArray]:
+    """All pairs (i, j), i < j, closer than reach_i + reach_j (across size classes: the larger
+    particle's ``up`` (N,) instead of its reach, if given), skipping same-group pairs of groups that
+    do not self-collide (as :func:`neighbors.find_pairs`).
+
+    ``reach`` (N,) is each particle's share of the cutoff, metres (its radius plus half its margin,
+    plus its cohesion range). Particles are split into size classes (:func:`size_classes`); pairs
+    within a class come from one :func:`find_pairs` at the class's largest cutoff, pairs across classes
+    a < b from :func:`pairs_touching` over both classes' particles with the larger class as the query,
+    at the sum of the two classes' largest reaches. Every list is then cut to the pairs' own cutoffs.
+    A pure function of its inputs (the caller sorts the pairs).
+    """
+    cls = size_classes(reach)
+    classes = np.unique(cls)
+    members = [np.flatnonzero(cls == c) for c in classes]
+    up = reach if up is None else up
+    top = [float(reach[m].max()) for m in members]
+    top_up = [float(up[m].max()) for m in members]
+    parts_i: list[IntArray] = []
+    parts_j: list[IntArray] = []
+    for a, ma in enumerate(members):  # a few classes: a loop over size classes, not particles
+        if len(ma) > 1:
+            i, j = find_pairs(x[ma], 2.0 * top[a], group[ma], group_self_collides, threads)
+            parts_i.append(ma[i])
+            parts_j.append(ma[j])
+        for b in range(a + 1, len(members)):
+            mb = members[b]
+            both = np.concatenate([ma, mb])
+            query = np.arange(len(ma), len(both), dtype=np.int64)
+            i, j = pairs_touching(x[both], query, top[a] + top_up[b])
+            i, j = both[i], both[j]
+            cross = cls[i] != cls[j]  # the pairs of two b particles come from b's own search
+            i, j = i[cross], j[cross]
+            gi = group[i]
+            keep = (gi != group[j]) | group_self_collides[gi]
+            parts_i.append(i[keep])
+            parts_j.append(j[keep])
+    if not parts_i:
+        empty = np.zeros(0, np.int64)
+        return empty, empty.copy()
+    i, j = np.concatenate(parts_i), np.concatenate(parts_j)
+    d = x[i] - x[j]
+    ci, cj = cls[i], cls[j]
+    cut = np.where(ci < cj, reach[i] + up[j], np.where(ci > cj, up[i] + reach[j], reach[i] + reach[j]))
+    keep = np.einsum("ij,ij->i", d, d) < cut * cut
+    i, j = i[keep], j[keep]
+    return np.minimum(i, j), np.maximum(i, j)
+
+
+def list_holds(cache: Any, x: FloatArray, margin: Radius) -> bool:
+    """Whether a candidate list (a ``PairCache``) searched with ``margin`` (one, or (N,) per particle)
+    still lists every pair that can touch at ``x``."""
+    if is_uniform(margin):
+        return bool(cache.within_half_spread(x, float(margin)))  # type: ignore[arg-type]
+    return within_half_margins(cache.reference, x, np.asarray(margin))
+
+
+def within_half_margins(reference: FloatArray, x: FloatArray, margin: FloatArray) -> bool:
+    """Every pair that can touch at ``x`` is in a list searched at ``reference`` with per-particle
+    ``margin`` (N,) (each pair's cutoff holding half of each side's margin).
+
+    As ``PairCache.within_half_spread`` for one margin: only relative motion matters, so with c the
+    midrange of the displacements u, |d_ij| changes by at most |u_i - c| + |u_j - c|; each particle
+    within half its own margin of c keeps every pair within the sum of the halves.
+    """
+    moved = x - reference
+    c = 0.5 * (moved.max(axis=0) + moved.min(axis=0))
+    dev = moved - c
+    return bool(np.all(np.einsum("ij,ij->i", dev, dev) < (0.5 * margin) ** 2))
+
+
+def sized_candidates(
+    x: FloatArray,
+    model: Any,
+    margin: FloatArray,
+    cohesion_radii: float,
+    active: BoolArray | None,
+    threads: int = 1,
+) -> tuple[IntArray, IntArray]:
+    """The solver's contact candidates for several sizes: pairs closer than reach_i + reach_j with
+    reach = r + margin / 2 (+ ``cohesion_radii`` r / 2 with cohesion), among ``active`` particles (None:
+    all), by :func:`find_sized_pairs`; ``model`` a ``ParticleModel``, ``margin`` (N,) metres."""
+    r = model.particle_radius
+    reach = r + 0.5 * margin
+    if model.has_cohesion:
+        reach = reach + 0.5 * cohesion_radii * r
+    # A rigid surface particle meets a much smaller one with its body's flat face, up to sqrt(2) r to
+    # the side and r + r_small out (contacts.COARSE_FACE_LATERAL): up to sqrt(3) r + r_small away.
+    surface = model.particle_sdf_depth < r
+    up = np.where(surface, reach + (np.sqrt(3.0) - 1.0) * r, reach)
+    group, selfc = model.particle_group, model.group_self_collides
+    if active is not None and not active.all():
+        live = np.flatnonzero(active)
+        i, j = find_sized_pairs(x[live], reach[live], group[live], selfc, threads, up[live])
+        return live[i], live[j]
+    return find_sized_pairs(x, reach, group, selfc, threads, up)
