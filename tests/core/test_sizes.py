@@ -12,7 +12,7 @@ import pytest
 from unified_particles.core import SimulationInputError, World
 from unified_particles.core.neighbors import brute_force_pairs
 from unified_particles.core.primitives import box_mesh, grid_points, uv_sphere_mesh
-from unified_particles.core.sizes import find_sized_pairs, grain_radii
+from unified_particles.core.sizes import find_sized_pairs, fitted_radius, grain_radii
 
 DT = 1.0 / 24.0
 
@@ -106,7 +106,8 @@ def test_grains_rest_on_a_plane_at_their_own_radius() -> None:
 def test_big_and_small_particle_collision_conserves_momentum() -> None:
     """A 5 cm grain at 1 m/s hits a 1 cm grain at rest (no gravity): momentum m_b v_b is conserved to
     round-off (PBD contacts split the correction by inverse mass; the mass-ratio limit is on density:
-    125:1 here, a limit on mass would cap it at 10:1), and the two never come closer than r_b + r_s less the swept overlap."""
+    125:1 here, a limit on mass would cap it at 10:1), and the two never come closer than r_b + r_s
+    less the swept overlap."""
     w = World(radius=0.01, gravity=(0.0, 0.0, 0.0))
     r = np.array([0.05, 0.01])
     g = w.add_granular(np.array([[0.0, 0, 0], [0.3, 0, 0]]), radius=r, friction=0.0)
@@ -171,3 +172,29 @@ def test_grain_radii_are_seeded_and_checked() -> None:
     for bad in ({"radius": -1.0}, {"radius": [0.01, 0.02]}, {"spread": 1.0}):
         with pytest.raises(SimulationInputError):
             grain_radii(3, bad.get("radius", 0.01), bad.get("spread", 0.0))  # type: ignore[arg-type]
+
+
+def test_fitted_radius_puts_three_particles_across_the_thinnest_part() -> None:
+    """A 0.2 x 1 x 2 m slab, turned: r = 0.2 / 6; filled at that radius it is 3 particles thick."""
+    v, f = box_mesh((0.2, 1.0, 2.0), (0.0, 0.0, 1.5))
+    c, s = np.cos(0.7), np.sin(0.7)
+    turn = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    r = fitted_radius(v @ turn.T)
+    assert r == pytest.approx(0.2 / 6.0, rel=1e-9)
+    w = World(radius=0.05)
+    body = w.add_rigid(v, f, radius=r)
+    assert len(np.unique(np.round(w.positions[body.indices, 0] / r))) == 3
+    with pytest.raises(SimulationInputError):
+        fitted_radius(np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]]))
+
+
+def test_sized_grain_fill_leaves_room_for_the_largest() -> None:
+    """fill_mesh_with_grains(radius_spread=s) fills at r (1 + s): no two grains of radius up to r (1 + s)
+    start overlapping."""
+    from unified_particles.core import fill_mesh_with_grains
+
+    v, f = box_mesh((0.3, 0.3, 0.3))
+    x = fill_mesh_with_grains(v, f, 0.01, radius_spread=0.3)
+    i, _ = brute_force_pairs(x, 2.0 * 0.013)
+    assert len(x) > 100
+    assert len(i) == 0

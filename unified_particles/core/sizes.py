@@ -221,3 +221,27 @@ def sized_candidates(
         i, j = find_sized_pairs(x[live], reach[live], group[live], selfc, threads, up[live])
         return live[i], live[j]
     return find_sized_pairs(x, reach, group, selfc, threads, up)
+
+
+# Auto particle size: at least this many particles across a body's thinnest dimension (a wall of one
+# particle has no inside; of two, no face a contact can lean on; three hold a flat face and a core).
+AUTO_PARTICLES_ACROSS = 3
+
+
+def fitted_radius(vertices: Any, across: int = AUTO_PARTICLES_ACROSS) -> float:
+    """The particle radius, metres, that puts ``across`` particles across the thinnest extent of a mesh's
+    principal box (its vertices' extents along the principal axes of their spread): thinnest / (2 across).
+
+    Raises:
+        SimulationInputError: fewer than 4 vertices, or a flat mesh (no thickness to fill).
+    """
+    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    if len(v) < 4 or not np.all(np.isfinite(v)):
+        raise SimulationInputError("an Auto particle size needs a mesh with finite vertices and a volume")
+    c = v - v.mean(axis=0)
+    _, axes = np.linalg.eigh(c.T @ c)
+    local = c @ axes
+    thinnest = float((local.max(axis=0) - local.min(axis=0)).min())
+    if not thinnest > 0.0:
+        raise SimulationInputError("this mesh is flat: an Auto particle size needs a thickness to fit")
+    return thinnest / (2.0 * int(across))

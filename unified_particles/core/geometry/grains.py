@@ -31,7 +31,9 @@ GRAIN_FILL_SEED = 14
 _FCC_OFFSETS = ((0, 0, 0), (0, 1, 1), (1, 0, 1), (1, 1, 0))
 
 
-def fill_mesh_with_grains(vertices: npt.ArrayLike, faces: npt.ArrayLike, radius: float) -> FloatArray:
+def fill_mesh_with_grains(
+    vertices: npt.ArrayLike, faces: npt.ArrayLike, radius: float, radius_spread: float = 0.0
+) -> FloatArray:
     """Grain centres (P, 3), metres, filling a mesh with a jittered face-centred cubic packing.
 
     A loose packing real grains could have, rather than the simple cubic lattice of :func:`sample_interior`
@@ -46,9 +48,16 @@ def fill_mesh_with_grains(vertices: npt.ArrayLike, faces: npt.ArrayLike, radius:
     A mesh too thin for a whole grain gets the grains of :func:`sample_interior` (one layer on its
     mid-plane, or one grain at its centroid).
 
+    ``radius_spread`` (in [0, 1)): grains of radius ``radius`` times a factor in [1 - spread, 1 + spread]
+    (``World.add_granular(radius_spread=...)``) are filled at the largest, r (1 + spread), so none starts
+    overlapping another or the mesh (fewer grains: (1 + spread)^-3 as many).
+
     Raises SimulationInputError for a bad radius or mesh, or a fill grid beyond the limits.
     """
-    r = float(radius)
+    spread = float(radius_spread)
+    if not (math.isfinite(spread) and 0.0 <= spread < 1.0):
+        raise SimulationInputError(f"radius_spread must be in [0, 1), got {radius_spread!r}")
+    r = float(radius) * (1.0 + spread)
     if not math.isfinite(r) or r <= 0.0:
         raise SimulationInputError(f"grain radius must be a positive number of metres, got {radius!r}")
     tri = _outward(_triangle_soup(vertices, faces))
