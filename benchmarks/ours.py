@@ -1,6 +1,7 @@
 """Our solver (unified_particles.core) on one standard scene, in its own process so peak memory is per scene.
 
-    python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M|S6|S7-10k|S7-100k|S8 [--frames N] [--budget S]
+    python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M|S6|S7-10k|S7-100k|S8|S9|S9-one [--frames N]
+                              [--budget S]
                               [--profile] [--ablate LEVER]
 
 S5 (the demo scene, through Blender and the add-on) is benchmarks/demo_s5.py.
@@ -181,6 +182,41 @@ def _grains(scene: str, points: np.ndarray, frames: int) -> dict:
     )
 
 
+def run_s9(scene: str, frames: int) -> dict:
+    """S9 (issue 22): fine sand and coarse rocks 10x apart in size; S9-one: the same at one size."""
+    base = peak_rss_mb()
+    t0 = time.perf_counter()
+    one = scene == "S9-one"
+    w = _world(radius=scenes.S9_FINE)
+    w.add_granular(scenes.s9_sand(), density=1600.0, friction=0.5)
+    for v, f in scenes.s9_rocks(one):
+        w.add_rigid(v, f, density=2500.0, radius=None if one else scenes.S9_COARSE)
+    w.add_collider_plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), friction=0.5)
+    build_s = time.perf_counter() - t0
+    tr = scenes.Tracker()
+    radius = np.asarray(w.model.particle_radius) if len(w.model.particle_radius) else None
+
+    def measure(_f):
+        r = np.asarray(w.model.particle_radius) if radius is None else radius
+        low = float((np.asarray(w.positions)[:, 2] - r).min())
+        tr.lowest(low)
+        tr.penetration(max(0.0, -low))
+
+    times = time_frames(lambda f: w.step(1.0 / scenes.FPS), measure, frames)
+    return result(
+        scene,
+        "ours",
+        times,
+        particles=len(w.positions),
+        constraints=_count_constraints(w, None),
+        quality=tr.as_dict(),
+        base_rss_mb=base,
+        build_s=build_s,
+        notes=f"radius {scenes.S9_FINE} m sand, rocks of {scenes.S9_FINE if one else scenes.S9_COARSE} m "
+        "particles; lowest z = lowest particle bottom (centre - own radius)",
+    )
+
+
 def run_s6(frames: int) -> dict:
     """S6: the deforming collider scene, timed with the collider deforming (``set_vertices`` every frame,
     included in the frame's time) and, for reference, the same scene with the collider left still."""
@@ -357,6 +393,8 @@ def run(scene: str, frames: int) -> dict:
         return _grains(scene, scenes.s4_points(scene[3:]), frames)
     if scene == "S6":
         return run_s6(frames)
+    if scene in ("S9", "S9-one"):
+        return run_s9(scene, frames)
     if scene.startswith("S7-"):
         return run_dam(scene, scenes.s7_dam(scene[3:]), frames)
     if scene == "S8":
@@ -364,7 +402,7 @@ def run(scene: str, frames: int) -> dict:
     raise SystemExit(f"unknown scene {scene}")
 
 
-SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S6", "S7-10k", "S7-100k", "S8")
+SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S6", "S7-10k", "S7-100k", "S8", "S9", "S9-one")
 
 
 def main(argv=None) -> int:

@@ -85,6 +85,8 @@ SCENE_TITLES = {
     "S7-10k": "S7 dam break, 10k fluid",
     "S7-100k": "S7 dam break, 100k fluid",
     "S8": "S8 dam break vs SPlisHSPlasH",
+    "S9": "S9 sand and rocks, sizes 10x apart",
+    "S9-one": "S9 at one size (the same particle count)",
 }
 # The peers of S8 (issue 13): ours / each is a ratio in the summary and the fluids section.
 S8_PEERS = ("SPlisHSPlasH PBF", "SPlisHSPlasH DFSPH", "Blender Mantaflow")

@@ -94,6 +94,9 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
     # demo script is missing).
     out.append(Job("S5", "ours", "benchmarks.demo_s5", fr, budget + 900))
     out.append(Job("S6", "ours", "benchmarks.ours", ["S6", *fr, *b], budget + 600))
+    # Mixed sizes (issue 22): sand and rocks 10x apart, and the same scene at one size.
+    out.append(Job("S9", "ours", "benchmarks.ours", ["S9", *fr, *b], budget + 600))
+    out.append(Job("S9-one", "ours", "benchmarks.ours", ["S9-one", *fr, *b], budget + 600))
     # Fluids (issue 13): the dam breaks of benchmarks/scenes.py.
     f100k = min(f, S7_100K_FRAMES)
     f8 = ["--frames", str(min(f, S8_FRAMES))]
@@ -116,7 +119,21 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
             Job("S8", "Blender Mantaflow", "benchmarks.peers_mantaflow", ["S8", *f8], 900),
         ]
     # peers and ours of one scene back to back, so a change in machine load hits both sides of a ratio alike
-    order = ["S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S5", "S6", "S7-10k", "S7-100k", "S8"]
+    order = [
+        "S1",
+        "S2",
+        "S3",
+        "S4-10k",
+        "S4-100k",
+        "S4-1M",
+        "S5",
+        "S6",
+        "S7-10k",
+        "S7-100k",
+        "S8",
+        "S9",
+        "S9-one",
+    ]
     out.sort(key=lambda j: order.index(j.scene))
     if only:
         out = [j for j in out if j.scene in only]

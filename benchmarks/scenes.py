@@ -253,6 +253,31 @@ def s1_cloth():
     return grid(S1_N, S1_SIZE, S1_HEIGHT)
 
 
+# S9 (issue 22): mixed sizes, 10x apart: a bed of fine sand (r = 1 cm, 60 x 60 x 6 grains at the S3
+# spacing, resting on the ground) with 4 coarse rocks dropped onto it: 0.6 m cubes of 10 cm particles (3 x 3
+# x 3 each), lowest faces 0.3 m above the sand. S9-one is the same scene at one size: the rocks 0.06 m
+# cubes of 1 cm particles (the same 27 each), so the two differ only in the rocks' particle size and the
+# ms per particle compares the cost of mixing sizes.
+S9_FINE = 0.01
+S9_COARSE = 0.1
+S9_SAND = (60, 60, 6)
+S9_ROCKS = 2  # per side
+
+
+def s9_sand() -> np.ndarray:
+    nx, ny, nz = S9_SAND
+    return block_points(nx, ny, nz, 2.2 * S9_FINE, S9_FINE)
+
+
+def s9_rocks(one_size: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The rocks' meshes: 0.6 m cubes (0.06 m for S9-one) in a 2 x 2 grid over the sand."""
+    side = 6.0 * (S9_FINE if one_size else S9_COARSE)
+    top = S9_FINE + (S9_SAND[2] - 1) * 2.2 * S9_FINE + S9_FINE
+    pitch = S9_SAND[0] * 2.2 * S9_FINE / S9_ROCKS
+    centers = block_points(S9_ROCKS, S9_ROCKS, 1, pitch, top + 0.3 + side / 2)
+    return [cube(side, tuple(c)) for c in centers]
+
+
 def s1_sphere():
     return uv_sphere(S1_SPHERE_R, 32, 16, S1_SPHERE_CENTER)
 

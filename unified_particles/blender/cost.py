@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core import World
+from ..core import SimulationInputError, World
 from ..core.geometry import estimate_interior_count
 from ..core.limits import BYTES_PER_PARTICLE
-from . import mesh_io
+from . import mesh_io, sizes
 from .rna import object_settings, scene_settings
 from .settings_ui import world_keywords
 
@@ -82,6 +82,7 @@ class Cost:
 
     particles: dict[str, int] = field(default_factory=dict)  # object name -> particle count
     kinds: dict[str, str] = field(default_factory=dict)  # object name -> role
+    radii: dict[str, float] = field(default_factory=dict)  # object name -> its particle radius, m
     ms_per_frame: float = 0.0
     solver_bytes: int = 0
     cache_bytes_per_frame: int = 0
@@ -92,6 +93,13 @@ class Cost:
     @property
     def total(self) -> int:
         return sum(self.particles.values())
+
+    def counts(self, names: list[str]) -> str:
+        """Each named object's particles and their radius, e.g. "Wall: 1,204 particles of 2 cm"."""
+        return ", ".join(
+            f"{name}: {self.particles.get(name, 0):,} particles of {self.radii.get(name, 0.0) * 100.0:.3g} cm"
+            for name in names
+        )
 
     def summary(self) -> str:
         """One line: particles, memory, time per frame on this machine (and a suggestion when slow)."""
@@ -113,8 +121,19 @@ def _time_text(ms: float) -> str:
     return f"{ms / 60_000.0:.0f} min"
 
 
+def object_radius(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float) -> float:
+    """``obj``'s particle radius, m: its own Particle Size (``blender/sizes.py``), else the scene's ``radius``
+    (also where Auto cannot fit a flat mesh: Make refuses that object with the reason)."""
+    try:
+        own = sizes.object_radius(obj, depsgraph)
+    except SimulationInputError:
+        own = None
+    return radius if own is None else own
+
+
 def particle_count(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float) -> int:
-    """Particles ``obj`` makes in its role at ``radius`` (an estimate for filled volumes, O(faces))."""
+    """Particles ``obj`` makes in its role at ``radius`` (an estimate for filled volumes, O(faces));
+    grains with a Size Spread are filled at their largest, radius (1 + spread)."""
     role = object_settings(obj).role
     if obj.type != "MESH":
         return 0
@@ -126,7 +145,8 @@ def particle_count(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius
     if len(tris) == 0:
         return 0
     vertices = mesh_io.transform_points(mesh_io.matrix_to_numpy(obj.matrix_world), local)
-    return estimate_interior_count(vertices, tris, 2.0 * radius)
+    spread = float(object_settings(obj).size_spread) if role == "GRANULAR" else 0.0
+    return estimate_interior_count(vertices, tris, 2.0 * radius * (1.0 + spread))
 
 
 def estimate(scene: bpy.types.Scene, objects: list[bpy.types.Object], depsgraph: bpy.types.Depsgraph) -> Cost:
@@ -135,7 +155,8 @@ def estimate(scene: bpy.types.Scene, objects: list[bpy.types.Object], depsgraph:
     radius = float(settings.particle_radius)
     cost = Cost()
     for obj in objects:
-        cost.particles[obj.name] = particle_count(obj, depsgraph, radius)
+        cost.radii[obj.name] = object_radius(obj, depsgraph, radius)
+        cost.particles[obj.name] = particle_count(obj, depsgraph, cost.radii[obj.name])
         cost.kinds[obj.name] = object_settings(obj).role
     keywords = world_keywords(settings)
     budget = int(keywords["substeps"]) * int(keywords["iterations"]) / REFERENCE_BUDGET

@@ -77,7 +77,7 @@ def source_material(source: bpy.types.Object) -> bpy.types.Material | None:
 
 
 def create_particle_object(
-    source: bpy.types.Object, points_world: FloatArray, radius: float
+    source: bpy.types.Object, points_world: FloatArray, radius: float | FloatArray
 ) -> bpy.types.Object:
     """Create the particle object of ``source`` with grains at ``points_world`` and hide the source."""
     name = f"{source.name} Grains"
@@ -101,7 +101,9 @@ def create_particle_object(
     return obj
 
 
-def update_particle_object(obj: bpy.types.Object, points_world: FloatArray, radius: float) -> None:
+def update_particle_object(
+    obj: bpy.types.Object, points_world: FloatArray, radius: float | FloatArray
+) -> None:
     """Replace the grains of a particle object (points in world space)."""
     inverse = np.linalg.inv(mesh_io.matrix_to_numpy(obj.matrix_world))
     mesh_io.set_point_cloud(mesh_of(obj), mesh_io.transform_points(inverse, points_world), radius)

@@ -206,8 +206,9 @@ def vertex_group_weights(obj: bpy.types.Object, group_name: str) -> FloatArray:
     return weights
 
 
-def set_point_cloud(mesh: bpy.types.Mesh, points: FloatArray, radius: float) -> None:
-    """Make ``mesh`` a vertex-only mesh with ``points`` (N, 3) and a float POINT attribute ``radius``."""
+def set_point_cloud(mesh: bpy.types.Mesh, points: FloatArray, radius: float | FloatArray) -> None:
+    """Make ``mesh`` a vertex-only mesh with ``points`` (N, 3) and a float POINT attribute ``radius`` (one,
+    or (N,) one per point, metres)."""
     points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
     if len(mesh.vertices) != len(points) or len(mesh.polygons) or len(mesh.edges):
         mesh.clear_geometry()
@@ -221,7 +222,7 @@ def set_point_cloud(mesh: bpy.types.Mesh, points: FloatArray, radius: float) -> 
         attr = mesh.attributes.new("radius", "FLOAT", "POINT")
     if len(points):
         as_type(attr, bpy.types.FloatAttribute).data.foreach_set(
-            "value", np.full(len(points), radius, dtype=np.float32)
+            "value", np.broadcast_to(np.asarray(radius, dtype=np.float32), (len(points),)).copy()
         )
     mesh.update()
 

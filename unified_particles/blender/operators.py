@@ -18,7 +18,18 @@ from bpy.props import BoolProperty, EnumProperty
 
 from ..core import SimulationInputError, World
 from ..core.geometry import as_vertices
-from . import cloth_result, cost, fluids, granular, identity, mesh_io, scene_reader, simulation, writeback
+from . import (
+    cloth_result,
+    cost,
+    fluids,
+    granular,
+    identity,
+    mesh_io,
+    scene_reader,
+    simulation,
+    sizes,
+    writeback,
+)
 from .bake_marks import free_object
 from .materials import PRESET_ITEMS, PRESETS, apply_preset
 from .mesh_io import REST_ATTRIBUTE
@@ -217,11 +228,19 @@ class _MakeOperator(bpy.types.Operator):
             found = cost.estimate(
                 scene, scene_reader.simulated_objects(scene), context.evaluated_depsgraph_get()
             )
+            if self.role in ("RIGID", "CLOTH", "GRANULAR"):  # each object's particles (its own size)
+                names = found.counts([o.name for o in objects])
             estimate = f". Scene: {found.summary()}"
         self.report({"INFO"}, f"{self.role.title()}: {names}{estimate}")
         for warning in _start_overlaps(context, objects):
             self.report({"WARNING"}, warning)
         return {"FINISHED"}
+
+
+def _own_radius(context: bpy.types.Context, obj: bpy.types.Object) -> float:
+    """``obj``'s particle radius, metres: its own Particle Size (``blender/sizes.py``) or the scene's."""
+    own = sizes.object_radius(obj, context.evaluated_depsgraph_get())
+    return float(scene_settings(context_scene(context)).particle_radius) if own is None else own
 
 
 class UNIFIED_PARTICLES_OT_make_rigid(_MakeOperator):
@@ -239,8 +258,8 @@ class UNIFIED_PARTICLES_OT_make_rigid(_MakeOperator):
             )
         # Refuse a body that could never be simulated at this radius now, not at the next frame.
         # Every limit the first frame checks (memory, sampling grid), with a suggestion that keeps them all.
-        radius = float(scene_settings(context_scene(context)).particle_radius)
         try:
+            radius = _own_radius(context, obj)
             World(radius=radius).check_fill(vertices, tris, f"{obj.name!r} as a rigid body")
         except SimulationInputError as exc:
             return str(exc)
@@ -281,11 +300,13 @@ class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
         if len(tris) == 0 or _is_flat(vertices):
             return f"{obj.name!r} is flat and has no volume to fill with grains"
         # Fill now, so that a refusal (too small, too many grains) happens before anything changed.
-        radius = scene_settings(context_scene(context)).particle_radius
         try:
             with _rest_shape(obj):
                 self._points[obj.name] = scene_reader.grain_points(
-                    obj, context.evaluated_depsgraph_get(), radius
+                    obj,
+                    context.evaluated_depsgraph_get(),
+                    _own_radius(context, obj),
+                    spread=float(object_settings(obj).size_spread),
                 )
         except SimulationInputError as exc:
             return str(exc)  # names the object already
@@ -299,7 +320,7 @@ class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
             self._points = {}
 
     def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
-        radius = scene_settings(context_scene(context)).particle_radius
+        radius = _own_radius(context, obj)
         points = self._points[obj.name]
         if object_settings(obj).particle_object is None:
             granular.create_particle_object(obj, points, radius)

@@ -143,9 +143,11 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
         if role == "RIGID":
             _draw_mass(col, settings, "density")
             col.prop(settings, "friction")
+            _draw_size(col, settings, "Particle Size")
         elif role == "CLOTH":
             _draw_mass(col, settings, "area_density")
             col.prop(settings, "friction")
+            _draw_size(col, settings, "Thickness")
             col.prop(settings, "stretch_stiffness", slider=True)
             col.prop(settings, "bending_model")
             if settings.bending_model == "RIGIDITY":
@@ -166,6 +168,8 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             col.prop(settings, "kinetic_friction")
             col.prop(settings, "rolling_friction")
             col.prop(settings, "cohesion", slider=True)
+            _draw_size(col, settings, "Particle Size")
+            col.prop(settings, "size_spread", slider=True)
             col.prop(settings, "particle_object")
         elif role == "COLLIDER":
             col.prop(settings, "collider_shape")
@@ -182,6 +186,14 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             row.prop(settings, "animated")
         if role in ("RIGID", "CLOTH", "GRANULAR"):  # force field objects act on it by this much
             col.prop(settings, "field_weight", slider=True)
+
+
+def _draw_size(col: bpy.types.UILayout, settings: Any, label: str) -> None:
+    """Particle Size (a cloth's Thickness): Scene, Value (then the radius in metres) or Auto."""
+    col.prop(settings, "size_mode", text=label)
+    sub = col.column()
+    sub.active = settings.size_mode == "VALUE"  # greyed out otherwise, kept for switching back
+    sub.prop(settings, "particle_size", text="Radius" if label != "Thickness" else "Thickness")
 
 
 def _draw_mass(col: bpy.types.UILayout, settings: Any, density: str) -> None:

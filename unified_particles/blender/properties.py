@@ -31,6 +31,7 @@ from bpy.props import (
 from . import fluids, runtime
 from .rna import register_classes, unregister_classes
 from .settings_ui import panel_setting_names, solver_property
+from .sizes import SIZE_MODES
 
 ROLES = [
     ("NONE", "None", "Not simulated"),
@@ -324,6 +325,37 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         max=5.0,
         soft_max=2.0,
         update=_invalidate,
+    )
+    # Each object's particle size (issue 22; blender/sizes.py): the scene's, its own, or fitted to it.
+    size_mode: EnumProperty(  # type: ignore[valid-type]
+        name="Particle Size",
+        description="Size of this object's particles (a cloth: its Thickness, the distance it collides at)",
+        items=SIZE_MODES,
+        default="SCENE",
+        update=_invalidate_all,
+    )
+    particle_size: FloatProperty(  # type: ignore[valid-type]
+        name="Size",
+        description="Radius of this object's particles (a cloth: its Thickness), used when Particle Size is "
+        "Value; contacts are at the sum of the two particles' radii",
+        default=0.05,
+        min=1e-4,
+        max=10.0,
+        soft_min=0.002,
+        soft_max=0.5,
+        unit="LENGTH",
+        subtype="DISTANCE",
+        update=_invalidate_all,
+    )
+    size_spread: FloatProperty(  # type: ignore[valid-type]
+        name="Size Spread",
+        description="Grains' radii vary by up to this fraction either way (uniform, seeded: the same grains "
+        "every time); the fill leaves room for the largest, so the grains are (1 + spread)^3 times fewer",
+        default=0.0,
+        min=0.0,
+        max=0.9,
+        subtype="FACTOR",
+        update=_invalidate_all,
     )
     collider_shape: EnumProperty(  # type: ignore[valid-type]
         name="Shape", items=COLLIDER_SHAPES, default="MESH", update=_invalidate_all

@@ -37,7 +37,8 @@ import bpy
 import numpy as np
 
 from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
-from . import cloth_result, fields, flat_colliders, fluids, granular, joints, mesh_io
+from ..core.sizes import grain_radii
+from . import cloth_result, fields, flat_colliders, fluids, granular, joints, mesh_io, sizes
 from .materials import TETHER_GIVE, bending_rigidity_si, soft_pin_frequency, stiffness_to_compliance
 from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
 from .rna import mesh_of, object_settings, scene_settings
@@ -116,6 +117,7 @@ class Entry:
     # Granular, fluid, inflow: the world points (N, 3) and which are live (N,) bool that its particle
     # object shows at the start frame; write-back (show_fills) writes them and sets target and rest_local.
     fill: tuple[FloatArray, np.ndarray] | None = None
+    radii: FloatArray | None = None  # granular with its own size: each grain's radius (N,), metres
 
 
 def view_layer_of(scene: bpy.types.Scene) -> bpy.types.ViewLayer | None:
@@ -253,6 +255,7 @@ def _add_rigid(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         mass=float(s.mass) if s.mass_mode == "MASS" else None,  # Blender's Mass, kg
         name=obj.name,
         initial_velocity=tuple(s.initial_velocity),
+        radius=sizes.object_radius(obj, depsgraph),  # None: the scene's
     )
     kinematic = uses_animated(obj)
     # A child of a moving parent: its keyframes (bake) are local, so the parent is needed at every frame.
@@ -312,6 +315,7 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         initial_velocity=tuple(s.initial_velocity),
         soft_pins=soft,
         soft_pin_frequency=frequency if soft.size else 1.0,
+        thickness=sizes.object_radius(obj, depsgraph),  # None: the scene's particle radius
     )
     # A cloth whose object moves (keyframes, parents, constraints) or whose mesh is deformed: its pins ride
     # along (move_pins).
@@ -330,9 +334,15 @@ def _add_granular(
     world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float
 ) -> Entry:
     s = object_settings(obj)
-    points = grain_points(obj, depsgraph, radius, world)
+    own = sizes.object_radius(obj, depsgraph)
+    r = radius if own is None else own
+    spread = float(s.size_spread)
+    points = grain_points(obj, depsgraph, r, world, spread)
+    # Each grain's radius: the object's size, spread (seeded: the same grains every time).
+    radii = grain_radii(len(points), r, spread) if own is not None or spread > 0.0 else None
     # Mass mode: every grain weighs mass / count; the core's grain mass is density (2r)^3.
-    density = float(s.mass) / (len(points) * (2.0 * radius) ** 3) if s.mass_mode == "MASS" else s.density
+    volume = float(np.sum((2.0 * radii) ** 3)) if radii is not None else len(points) * (2.0 * radius) ** 3
+    density = float(s.mass) / volume if s.mass_mode == "MASS" else s.density
     body = world.add_granular(
         points,
         density=float(density),
@@ -343,8 +353,11 @@ def _add_granular(
         rolling_friction=float(s.rolling_friction),
         # Sliding never exceeds sticking: above Friction it acts as Friction (the property's description).
         kinetic_friction=min(float(s.kinetic_friction), float(s.friction)),
+        radius=radii,  # None: the scene's
     )
-    return Entry("GRANULAR", obj.name, body, _particle_object_name(obj), fill=(points, _live(len(points))))
+    entry = Entry("GRANULAR", obj.name, body, _particle_object_name(obj), fill=(points, _live(len(points))))
+    entry.radii = radii
+    return entry
 
 
 def _particle_object_name(source: bpy.types.Object) -> str:
@@ -534,6 +547,8 @@ def structure_signature(
             (obj.name, s.role, s.collider_shape, s.particle_object.name if s.particle_object else "")
         )
         parts.append(geometry_key(obj))
+        if sizes.has_own_size(obj):  # only then: signatures made before sizes existed stay the same
+            parts.append(tuple(sizes.size_key(obj).values()))
         if s.role == "INFLOW":  # the frames it pours in (the scene's end too) decide its reserved slots
             parts.append(fluids.flow_range(s, scene))
     return tuple(parts)
@@ -586,6 +601,8 @@ def settings_signature(
             objects_part[name].update({prop: getattr(settings, prop) for prop in names})
         if settings.role == "GRANULAR":
             objects_part[name].update({prop: getattr(settings, prop) for prop in GRANULAR_SETTINGS})
+        if sizes.has_own_size(obj):  # only then, so bakes made before sizes existed stay up to date
+            objects_part[name].update(sizes.size_key(obj))
     signature: dict[str, Any] = {
         "solver": solver,
         "gravity": list(scene.gravity[:]) if scene.use_gravity else [0.0, 0.0, 0.0],
@@ -607,27 +624,36 @@ def cloth_rest_positions(obj: bpy.types.Object) -> FloatArray:
 
 
 def check_grain_fill(
-    obj: bpy.types.Object, vertices: FloatArray, tris: Any, radius: float, world: World | None = None
+    obj: bpy.types.Object,
+    vertices: FloatArray,
+    tris: Any,
+    radius: float,
+    world: World | None = None,
+    spread: float = 0.0,
 ) -> None:
     """Refuse a grain fill that breaks a limit (memory, with the particles already in ``world`` if given;
     sampling grid; ``MAX_GRAINS_PER_OBJECT``), naming the object and the smallest particle radius that
-    keeps every limit."""
-    granular.check_fill(obj, vertices, tris, radius, world, MAX_GRAINS_PER_OBJECT, "grains")
+    keeps every limit. ``spread``: the Size Spread (the fill is made at the largest grain)."""
+    granular.check_fill(obj, vertices, tris, radius * (1.0 + spread), world, MAX_GRAINS_PER_OBJECT, "grains")
 
 
 def grain_points(
-    obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float, world: World | None = None
+    obj: bpy.types.Object,
+    depsgraph: bpy.types.Depsgraph,
+    radius: float,
+    world: World | None = None,
+    spread: float = 0.0,
 ) -> FloatArray:
     """World-space grain centres filling the evaluated mesh of ``obj`` (limits checked first; memory with
-    the particles of ``world`` if given)."""
+    the particles of ``world`` if given; room for grains up to ``radius`` (1 + ``spread``))."""
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
     matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
     vertices = mesh_io.transform_points(matrix, local)
     tris = mesh_io.oriented_triangles(matrix, tris)
     if len(tris) == 0:
         raise SimulationInputError(f"{obj.name!r} has no faces to fill with grains")
-    check_grain_fill(obj, vertices, tris, radius, world)
-    points = np.asarray(fill_mesh_with_grains(vertices, tris, radius))
+    check_grain_fill(obj, vertices, tris, radius, world, spread)
+    points = np.asarray(fill_mesh_with_grains(vertices, tris, radius, spread))
     if len(points) == 0:
         raise SimulationInputError(
             f"{obj.name!r} is too small to hold a grain of radius {radius:g} m; "

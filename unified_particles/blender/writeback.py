@@ -235,10 +235,11 @@ def show_fills(entries: list[Entry], radius: float) -> None:
             continue
         points, active = entry.fill
         target = object_settings(source).particle_object
+        grain_radius = radius if entry.radii is None else entry.radii  # its own sizes (blender/sizes.py)
         if entry.kind == "GRANULAR" and target is None:
-            target = granular.create_particle_object(source, points, radius)
+            target = granular.create_particle_object(source, points, grain_radius)
         elif entry.kind == "GRANULAR":
-            granular.update_particle_object(target, points, radius)
+            granular.update_particle_object(target, points, grain_radius)
         elif target is None:
             target = fluids.create_fluid_object(source, entry.kind, points, active, radius)
         else:
