@@ -67,6 +67,12 @@ def test_sized_search_finds_the_brute_force_pairs(seed: int) -> None:
     found = list(zip(i.tolist(), j.tolist(), strict=True))
     assert len(found) == len(set(found))
     assert set(found) == expected
+    # A refresh (query=): exactly the pairs with a moved member, each once.
+    moved = rng.uniform(size=n) < 0.1
+    i, j = find_sized_pairs(x, reach, group, np.zeros(n, dtype=bool), query=moved)
+    found = list(zip(i.tolist(), j.tolist(), strict=True))
+    assert len(found) == len(set(found))
+    assert set(found) == {(a, b) for a, b in expected if moved[a] or moved[b]}
 
 
 def test_masses_from_each_particles_own_volume() -> None:

@@ -12,6 +12,7 @@ candidates it needs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -125,6 +126,7 @@ def find_sized_pairs(
     group_self_collides: BoolArray,
     threads: int = 1,
     up: FloatArray | None = None,
+    query: BoolArray | None = None,
 ) -> tuple[IntArray, IntArray]:
     """All pairs (i, j), i < j, closer than reach_i + reach_j (across size classes: the larger
     particle's ``up`` (N,) instead of its reach, if given), skipping same-group pairs of groups that
@@ -135,7 +137,10 @@ def find_sized_pairs(
     within a class come from one :func:`find_pairs` at the class's largest cutoff, pairs across classes
     a < b from :func:`pairs_touching` over both classes' particles with the larger class as the query,
     at the sum of the two classes' largest reaches. Every list is then cut to the pairs' own cutoffs.
-    A pure function of its inputs (the caller sorts the pairs).
+    A pure function of its inputs (the caller sorts the pairs). ``query`` (N,) bool: only the pairs with a
+    member in it (a refresh of the particles that moved): within a class :func:`pairs_touching` from them;
+    across classes the moved large ones against the small class and the moved small ones against the
+    large class only (never a small one's (10x)^3 small neighbours at the large cutoff).
     """
     cls = size_classes(reach)
     classes = np.unique(cls)
@@ -145,23 +150,38 @@ def find_sized_pairs(
     top_up = [float(up[m].max()) for m in members]
     parts_i: list[IntArray] = []
     parts_j: list[IntArray] = []
+
+    def add(i: IntArray, j: IntArray, cross: bool) -> None:
+        if cross:  # the pairs within one class come from that class's own search
+            keep = cls[i] != cls[j]
+            i, j = i[keep], j[keep]
+        gi = group[i]
+        keep = (gi != group[j]) | group_self_collides[gi]
+        parts_i.append(i[keep])
+        parts_j.append(j[keep])
+
+    def touching(sub: IntArray, q: IntArray, cutoff: float, cross: bool) -> None:
+        if len(sub) > 1 and len(q):
+            i, j = pairs_touching(x[sub], q, cutoff)
+            add(sub[i], sub[j], cross)
+
     for a, ma in enumerate(members):  # a few classes: a loop over size classes, not particles
-        if len(ma) > 1:
+        if query is None and len(ma) > 1:
             i, j = find_pairs(x[ma], 2.0 * top[a], group[ma], group_self_collides, threads)
-            parts_i.append(ma[i])
-            parts_j.append(ma[j])
+            add(ma[i], ma[j], False)
+        elif query is not None:
+            touching(ma, np.flatnonzero(query[ma]), 2.0 * top[a], False)
         for b in range(a + 1, len(members)):
             mb = members[b]
-            both = np.concatenate([ma, mb])
-            query = np.arange(len(ma), len(both), dtype=np.int64)
-            i, j = pairs_touching(x[both], query, top[a] + top_up[b])
-            i, j = both[i], both[j]
-            cross = cls[i] != cls[j]  # the pairs of two b particles come from b's own search
-            i, j = i[cross], j[cross]
-            gi = group[i]
-            keep = (gi != group[j]) | group_self_collides[gi]
-            parts_i.append(i[keep])
-            parts_j.append(j[keep])
+            reach_ab = top[a] + top_up[b]
+            if query is None:  # class b, the larger, as the query: each of them meets its small neighbours
+                touching(np.concatenate([ma, mb]), np.arange(len(ma), len(ma) + len(mb)), reach_ab, True)
+                continue
+            fb, fa = mb[query[mb]], ma[query[ma]]
+            touching(np.concatenate([ma, fb]), np.arange(len(ma), len(ma) + len(fb)), reach_ab, True)
+            # Moved small ones against the large ones that did not move (the others met them above).
+            still = mb[~query[mb]]
+            touching(np.concatenate([fa, still]), np.arange(len(fa)), reach_ab, True)
     if not parts_i:
         empty = np.zeros(0, np.int64)
         return empty, empty.copy()
@@ -172,28 +192,6 @@ def find_sized_pairs(
     keep = np.einsum("ij,ij->i", d, d) < cut * cut
     i, j = i[keep], j[keep]
     return np.minimum(i, j), np.maximum(i, j)
-
-
-def list_holds(cache: Any, x: FloatArray, margin: Radius) -> bool:
-    """Whether a candidate list (a ``PairCache``) searched with ``margin`` (one, or (N,) per particle)
-    still lists every pair that can touch at ``x``."""
-    if is_uniform(margin):
-        return bool(cache.within_half_spread(x, float(margin)))  # type: ignore[arg-type]
-    return within_half_margins(cache.reference, x, np.asarray(margin))
-
-
-def within_half_margins(reference: FloatArray, x: FloatArray, margin: FloatArray) -> bool:
-    """Every pair that can touch at ``x`` is in a list searched at ``reference`` with per-particle
-    ``margin`` (N,) (each pair's cutoff holding half of each side's margin).
-
-    As ``PairCache.within_half_spread`` for one margin: only relative motion matters, so with c the
-    midrange of the displacements u, |d_ij| changes by at most |u_i - c| + |u_j - c|; each particle
-    within half its own margin of c keeps every pair within the sum of the halves.
-    """
-    moved = x - reference
-    c = 0.5 * (moved.max(axis=0) + moved.min(axis=0))
-    dev = moved - c
-    return bool(np.all(np.einsum("ij,ij->i", dev, dev) < (0.5 * margin) ** 2))
 
 
 def sized_candidates(
@@ -207,14 +205,7 @@ def sized_candidates(
     """The solver's contact candidates for several sizes: pairs closer than reach_i + reach_j with
     reach = r + margin / 2 (+ ``cohesion_radii`` r / 2 with cohesion), among ``active`` particles (None:
     all), by :func:`find_sized_pairs`; ``model`` a ``ParticleModel``, ``margin`` (N,) metres."""
-    r = model.particle_radius
-    reach = r + 0.5 * margin
-    if model.has_cohesion:
-        reach = reach + 0.5 * cohesion_radii * r
-    # A rigid surface particle meets a much smaller one with its body's flat face, up to sqrt(2) r to
-    # the side and r + r_small out (contacts.COARSE_FACE_LATERAL): up to sqrt(3) r + r_small away.
-    surface = model.particle_sdf_depth < r
-    up = np.where(surface, reach + (np.sqrt(3.0) - 1.0) * r, reach)
+    reach, up = _reaches(model, margin, cohesion_radii)
     group, selfc = model.particle_group, model.group_self_collides
     if active is not None and not active.all():
         live = np.flatnonzero(active)
@@ -245,3 +236,58 @@ def fitted_radius(vertices: Any, across: int = AUTO_PARTICLES_ACROSS) -> float:
     if not thinnest > 0.0:
         raise SimulationInputError("this mesh is flat: an Auto particle size needs a thickness to fit")
     return thinnest / (2.0 * int(across))
+
+
+def _reaches(model: Any, margin: FloatArray, cohesion_radii: float) -> tuple[FloatArray, FloatArray]:
+    """Each particle's share of a pair's cutoff, metres: r + margin / 2 (+ the cohesion range), and across
+    size classes for the larger side (``find_sized_pairs(up=)``)."""
+    r = model.particle_radius
+    reach = r + 0.5 * margin
+    if model.has_cohesion:
+        reach = reach + 0.5 * cohesion_radii * r
+    # A rigid surface particle meets a much smaller one with its body's flat face, up to sqrt(2) r to
+    # the side and r + r_small out (contacts.COARSE_FACE_LATERAL): up to sqrt(3) r + r_small away.
+    surface = model.particle_sdf_depth < r
+    return reach, np.where(surface, reach + (np.sqrt(3.0) - 1.0) * r, reach)
+
+
+def refresh_sized(
+    cache: Any,
+    x: FloatArray,
+    model: Any,
+    margin: Any,
+    active: BoolArray | None,
+    keep_pairs: Callable[[IntArray, IntArray], tuple[IntArray, IntArray]],
+    limits: tuple[float, float, int, float],
+) -> tuple[IntArray, IntArray] | None:
+    """The solver's candidate list (a ``PairCache``) at ``x`` with several sizes: kept while every particle
+    is within half its own margin of the median shift c (only relative motion matters: |d_ij| changes by at
+    most |u_i - c| + |u_j - c|, within the pair's (m_i + m_j) / 2); else, as for one size
+    (``Solver._candidates``), the particles past ``ahead`` of that get the reference x - c and only their
+    pairs are searched again (``find_sized_pairs(query=)``), merged in (i, j) order. None: search everything
+    afresh (too many moved, free fluid slots, or fewer particles than pay for a refresh). ``margin`` (N,),
+    metres; ``limits``: (ahead, largest fraction refreshed, fewest particles, cohesion range in radii);
+    ``keep_pairs``: the solver's filter of found pairs."""
+    ahead, fraction, fewest, cohesion_radii = limits
+    moved = x - cache.reference
+    c = np.median(moved, axis=0)
+    dev = moved - c
+    dev2 = np.einsum("ij,ij->i", dev, dev)
+    half2 = (0.5 * margin) ** 2
+    if bool(np.all(dev2 < half2)):
+        return cache.i, cache.j
+    far = dev2 >= (ahead * ahead) * half2
+    n = len(x)
+    if active is not None or n < fewest or int(np.count_nonzero(far)) > fraction * n:
+        return None
+    cache.reference[far] = x[far] - c
+    keep = ~(far[cache.i] | far[cache.j])
+    old_key = cache.i[keep] * n + cache.j[keep]
+    reach, up = _reaches(model, margin, cohesion_radii)
+    group, selfc = model.particle_group, model.group_self_collides
+    i, j = find_sized_pairs(cache.reference, reach, group, selfc, 1, up, far)
+    i, j = keep_pairs(i, j)
+    new_key = np.sort(i * n + j)
+    key = np.insert(old_key, np.searchsorted(old_key, new_key), new_key)
+    cache.i, cache.j = key // n, key % n
+    return cache.i, cache.j

@@ -37,7 +37,7 @@ from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
 from .projection import BendingSolver, DistanceSolver, StretchProjection
 from .settings import SolverSettings
-from .sizes import Radius, is_uniform, largest, list_holds, pair_rest, sized_candidates, world_sizes
+from .sizes import Radius, is_uniform, largest, pair_rest, refresh_sized, sized_candidates, world_sizes
 from .state import ParticleState
 from .struck import (
     bound_rebound,
@@ -63,6 +63,7 @@ INCREMENTAL_MAX_FRACTION = 0.25
 REFRESH_AHEAD = 0.5
 # Below this many particles a full search is cheap: the refresh's per-call overhead does not pay.
 INCREMENTAL_MIN_PARTICLES = 20_000
+SIZED_REFRESH = (REFRESH_AHEAD, INCREMENTAL_MAX_FRACTION, INCREMENTAL_MIN_PARTICLES, COHESION_RANGE_RADII)
 # A particle within this many radii of a contact counts as touching for the shape-matching weights:
 # resting contacts flicker on and off at exactly zero gap, and weights that flicker inject energy.
 TOUCH_TOLERANCE_RADII = 0.1
@@ -119,15 +120,13 @@ class Solver:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
         self.candidates.reset()
         self._solver_cache = {}
-        self.kinematic, self._dynamic = None, None
-        self.fluid = None
+        self.kinematic, self._dynamic, self.fluid = None, None, None
         self._rigid_row, self.depen, self._sizes = None, None, None
 
     @property
     def sizes(self) -> tuple[Radius, Radius]:
         """(radius, margin): floats for one size, else (N,) per particle (``sizes.world_sizes``)."""
-        if self._sizes is None:
-            self._sizes = world_sizes(self.model.particle_radius, self.radius, self.margin)
+        self._sizes = self._sizes or world_sizes(self.model.particle_radius, self.radius, self.margin)
         return self._sizes
 
     def ensure_built(self) -> None:
@@ -464,24 +463,28 @@ class Solver:
 
     # ------------------------------------------------------------------ 3. neighbours
     def _candidates(self, x: FloatArray, active: BoolArray | None = None) -> tuple[IntArray, IntArray]:
-        """Candidate pairs within 2r + margin, kept while every particle stays within margin / 2 of its
-        reference position, refreshed for the particles that moved farther.
+        """Candidate pairs within 2r + margin (r_i + r_j + (m_i + m_j) / 2 with several sizes, sizes.py),
+        kept while every particle stays within margin / 2 of its reference, refreshed for those that moved.
 
         The list is every pair whose *reference* positions are closer than the cutoff, in (i, j) order.
         Two particles each within margin/2 of their references (relative to a common shift) cannot have
         closed a gap of more than the margin, so every pair that can touch now is listed. When only some
-        particles moved farther (a pile settling while a few grains still fall), only their references
-        are renewed and only their pairs searched again (:func:`neighbors.pairs_touching`); the list is
-        still a pure function of the reference positions, so a snapshot rebuilds it exactly.
+        moved farther (a pile settling while a few grains still fall), only their references are renewed
+        and their pairs searched again; the list stays a pure function of the references (snapshots).
         """
         nb, margin = self.candidates, self.sizes[1]
         if not self.model.any_pairs:
             return nb.i, nb.j
         if nb.holds_for(x):
-            # Only relative motion changes which pairs are close (PairCache.within_half_spread).
-            if list_holds(nb, x, margin):  # per particle with several sizes (sizes.py)
+            if not is_uniform(margin):  # several sizes: kept, refreshed or searched anew (sizes.py)
+                kept = refresh_sized(
+                    nb, x, self.model, margin, active, self._filter_candidates, SIZED_REFRESH
+                )
+                if kept is not None:
+                    return kept
+            elif nb.within_half_spread(x, float(margin)):  # type: ignore[arg-type]
                 return nb.i, nb.j
-            if is_uniform(margin) and active is None and len(x) >= INCREMENTAL_MIN_PARTICLES:
+            elif active is None and len(x) >= INCREMENTAL_MIN_PARTICLES:
                 # Per particle, about the median shift c (most particles resting, or most falling
                 # together): those farther than margin/2 from it get the reference x - c, which puts
                 # them back at the shift c, and their pairs are searched again. Those past half the
@@ -499,11 +502,9 @@ class Solver:
         return i, j
 
     def _cutoff(self) -> float:
-        r, margin = largest(self.sizes[0]), largest(self.sizes[1])  # the largest: sized_candidates' own
-        cutoff = 2.0 * r + margin
-        if self.model.has_cohesion:
-            cutoff += COHESION_RANGE_RADII * r
-        return cutoff
+        r = largest(self.sizes[0])  # one size here (several: sizes.sized_candidates' own cutoffs)
+        cohesion = COHESION_RANGE_RADII * r if self.model.has_cohesion else 0.0
+        return 2.0 * r + largest(self.sizes[1]) + cohesion
 
     def _refresh_candidates(self, nb: PairCache, far: IntArray) -> tuple[IntArray, IntArray]:
         """The candidate list after the references of ``far`` changed: the pairs without a far particle
