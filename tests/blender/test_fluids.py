@@ -15,7 +15,7 @@ import pytest
 from .conftest import addon_module as module
 from .conftest import run_blender_without_addon
 from .helpers import add_cube, local_positions, run_op, small_scene, world_positions
-from .test_duplicates import duplicate
+from .test_duplicates import delete, duplicate
 
 R = 0.05  # particle radius (m); the fluid lattice spacing is 2R
 SPACING = 2 * R
@@ -388,6 +388,27 @@ def test_duplicated_fluid_gets_its_own_source_and_liquid(bpy_clean: ModuleType) 
     assert scene.unified_particles.last_error == ""
     assert abs(world_positions(liquid)[:, 0].mean()) < 0.1
     assert abs(world_positions(copy)[:, 0].mean() - 3.0) < 0.1
+
+
+def test_messages_about_a_liquid_speak_of_liquid(
+    bpy_clean: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25: the scene repair's messages about a liquid spoke of "granular objects". An inflow deleted
+    in the 3D View: the liquid it poured goes with it, and the message says so in liquid's words."""
+    bpy = bpy_clean
+    scene = small_scene(bpy, radius=R)
+    tap = add_cube(bpy, size=0.2, location=(0.0, 0.0, 1.0))
+    tap.name = "Tap"
+    assert run_op(bpy, "make_inflow", tap) == {"FINISHED"}
+    liquid_name = tap.unified_particles.particle_object.name
+    scene.frame_set(2)
+    capsys.readouterr()
+    delete(bpy, tap)
+    scene.frame_set(3)
+    err = capsys.readouterr().err
+    assert f"'{liquid_name}' removed: its liquid's source object was deleted" in err, err
+    assert "granular" not in err
+    assert liquid_name not in bpy.data.objects
 
 
 def test_fluid_settings_change_detection(bpy_clean: ModuleType) -> None:
