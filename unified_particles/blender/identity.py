@@ -32,7 +32,8 @@ in natural name order ("Cube" before "Cube.001", "Cube.9" before "Cube.10").
 
 It runs from the depsgraph update handler (right after the duplicate or delete), from the frame
 handler before the scene is read, and when a bake begins. It is idempotent and cheap when nothing is
-wrong. Imports ``bake_marks`` (Free Bake of one object, and of a copy), ``granular``, ``runtime``,
+wrong. Imports ``bake_marks`` (Free Bake of one object, and of a copy), ``granular``, ``liquid_surface``
+(its modifier tells a liquid in messages), ``runtime``,
 ``mesh_io``, ``cachefiles`` and ``rna``; not a registered module.
 """
 
