@@ -277,3 +277,25 @@ def test_a_stream_carries_a_cloth_along() -> None:
     assert u > 0.5 * common
     assert u < 2.0 * 1.0
     assert water.positions[:, 0].max() < sheet.positions[:, 0].max() + R
+
+
+def test_floating_bodies_are_submerged_by_the_density_ratio() -> None:
+    # Issue 25 item 4: Archimedes by submerged height, averaged from 1.5 to 2.5 s (the bodies bob by a
+    # few mm). Cubes of 0.15 m at 700 (wood) and 800 kg/m^3 in 0.3 m of water, the surface measured away
+    # from them. Measured: 0.69-0.72 and 0.79-0.82 (over 1e-9 m perturbations of the fill; the issue's
+    # 0.82-0.89 for a Wood crate is not reproduced in the core). Bound: 0.05 of the height (7.5 mm, 0.3 r).
+    world, fluid = _tank(depth=0.3)
+    size, densities = 0.15, (700.0, 800.0)
+    bodies = [
+        world.add_rigid(*box_mesh((size,) * 3, (x, 0.0, 0.3 + size / 2 + 0.01)), density=d)
+        for x, d in zip((-0.15, 0.15), densities, strict=True)
+    ]
+    samples = []
+    for k in range(5 * FPS // 2):
+        world.step(1.0 / FPS)
+        if k >= 3 * FPS // 2 and k % 4 == 0:
+            x = fluid.positions
+            surface = np.percentile(x[np.abs(x[:, 1]) > 0.15, 2], 95) + R
+            samples.append([(surface - (b.center[2] - size / 2)) / size for b in bodies])
+    submerged = np.mean(samples, axis=0)
+    assert np.all(np.abs(submerged - np.array(densities) / 1000.0) < 0.05), submerged

@@ -25,7 +25,8 @@ Inflow emission (:class:`InflowPlan`). The inflow's volume is sampled once, at t
 lattice of spacing 2r aligned with its flow axis (the two other axes follow the object's own axes, so
 a box or a cylinder is sampled as a clean block). Each lattice column along the flow axis is one
 nozzle; its front-most node is where fluid leaves the volume. The flow has travelled
-``D(n) = (n - first + 1) v dt`` metres by the end of frame n, so layer m (one particle per column)
+``D(n) = (n - first + 1) v dt`` metres by the end of frame n (the sum of v_f dt over frames first..n where
+Flow Velocity is keyframed: each frame pours at its keyed speed), so layer m (one particle per column)
 has crossed the front when ``2 r m < D(n)``: frame n emits layers ``L(n - 1) <= m < L(n)`` with
 ``L(n) = ceil(D(n) / 2r)``, placed ``D(n - 1) - 2 r m`` behind the front (inside the volume), so
 that after the frame's step every layer sits exactly 2r behind the one before. The count depends on the
@@ -34,8 +35,8 @@ step into frame n, for ``first = max(start, scene start + 1) <= n <= last = min(
 A point with a live particle closer than r is skipped that frame (a covered nozzle does not stack
 particles), so the count is an upper bound that a free-flowing inflow meets exactly.
 
-Imports ``granular``, ``liquid_surface``, ``mesh_io``, ``rna`` and the core; not a registered
-module.
+Imports ``granular``, ``liquid_surface``, ``mesh_io``, ``rna``, ``transforms`` (F-curves) and the core;
+not a registered module.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from ..core import Fluid, SimulationInputError, World, fill_mesh_with_fluid, geo
 from . import granular, liquid_surface, mesh_io
 from .mesh_io import FloatArray, IntArray
 from .rna import context_scene, mesh_of, object_settings
+from .transforms import fcurves
 
 # Local z of an inactive particle in its particle object: well below the liquid surface's threshold
 # (INACTIVE_BELOW_Z = -1e5 m) and well inside the core's coordinate limit (geometry.MAX_COORDINATE).
@@ -74,6 +76,9 @@ FLOW_AXES: dict[str, tuple[float, float, float]] = {
 }
 # Rounding guard of the layer count: D / 2r a hair above an integer (float32 settings) is that integer.
 _LAYER_EPS = 1e-6
+# The Flow Velocity property (properties.py: its minimum, m/s) as an F-curve data path.
+FLOW_VELOCITY_PATH = "unified_particles.flow_velocity"
+MIN_FLOW_VELOCITY = 0.001
 _TINY_LENGTH = 1e-12
 # Pair distances computed at once when checking emission points against live particles.
 _PAIR_CHUNK = 1 << 20
@@ -227,17 +232,34 @@ class InflowPlan:
     front: FloatArray  # (C,) u of each column's front-most lattice node, metres
     axis_local: FloatArray  # (3,) flow direction in the object's local axes
     spacing: float  # 2r, metres
-    speed: float  # m/s
+    speed: float  # m/s (at the first frame)
     first: int  # first frame emitting
     last: int  # last frame emitting
     dt: float  # seconds per frame
+    # (last - first + 1,) Flow Velocity in each emitting frame, m/s, where it is keyframed (None: ``speed``)
+    speeds: FloatArray | None = None
+
+    def speed_at(self, frame: int) -> float:
+        """Flow Velocity in ``frame`` (its keyframed value, clamped to the emitting frames), m/s."""
+        if self.speeds is None:
+            return self.speed
+        return float(self.speeds[min(max(int(frame), self.first), self.last) - self.first])
+
+    def travelled(self, frame: int) -> float:
+        """D(frame), metres the flow has travelled by the end of ``frame``: the sum of v dt over frames."""
+        n = min(int(frame), self.last) - self.first + 1
+        if n <= 0:
+            return 0.0
+        if self.speeds is None:
+            return n * self.speed * self.dt
+        return float(self.speeds[:n].sum()) * self.dt
 
     def layers(self, frame: int) -> int:
         """Layers emitted by the end of ``frame``: ceil(D / 2r), D = the distance the flow has travelled."""
-        n = min(int(frame), self.last) - self.first + 1
-        if n <= 0:
+        d = self.travelled(frame)
+        if d <= 0.0:
             return 0
-        return math.ceil(n * self.speed * self.dt / self.spacing - _LAYER_EPS)
+        return math.ceil(d / self.spacing - _LAYER_EPS)
 
     @property
     def capacity(self) -> int:
@@ -255,10 +277,10 @@ class InflowPlan:
         m = np.asarray(matrix, dtype=np.float64)
         direction = m[:3, :3] @ self.axis_local
         length = float(np.linalg.norm(direction))
-        velocity = self.speed * direction / length if length > _TINY_LENGTH else np.zeros(3)
+        velocity = self.speed_at(frame) * direction / length if length > _TINY_LENGTH else np.zeros(3)
         if end <= begin:
             return np.zeros((0, 3)), velocity
-        travelled = (frame - 1 - self.first + 1) * self.speed * self.dt  # D(frame - 1)
+        travelled = self.travelled(frame - 1)  # D(frame - 1)
         offsets = travelled - self.spacing * np.arange(begin, end, dtype=np.float64)  # <= 0: behind the front
         n_layers, n_cols = len(offsets), len(self.columns)
         flow = np.empty((n_layers, n_cols, 3))
@@ -347,6 +369,7 @@ def inflow_plan(
         first=first,
         last=last,
         dt=float(scene.render.fps_base) / float(scene.render.fps),
+        speeds=keyed_flow_velocity(obj, first, last),
     )
     if plan.capacity == 0:
         raise SimulationInputError(
@@ -360,6 +383,30 @@ def inflow_plan(
             "raise the particle radius"
         )
     return plan
+
+
+def flow_velocity_curves(obj: bpy.types.Object) -> list[Any]:
+    """The keyframed F-curves of the object's Flow Velocity (drivers are not followed)."""
+    return [c for c in fcurves(obj) if c.data_path == FLOW_VELOCITY_PATH and len(c.keyframe_points)]
+
+
+def keyed_flow_velocity(obj: bpy.types.Object, first: int, last: int) -> FloatArray | None:
+    """(last - first + 1,) Flow Velocity, m/s, of each emitting frame from its keyframes (at least the
+    property's minimum), or None if it is not keyframed. Read once when the simulation is built, so every
+    frame emits from its own keyed speed and the slots reserved cover the whole pour (before issue 25 the
+    start frame's speed was kept for the whole pour)."""
+    curves = flow_velocity_curves(obj)
+    if not curves or last < first:
+        return None
+    frames = range(int(first), int(last) + 1)
+    return np.array([max(float(curves[0].evaluate(f)), MIN_FLOW_VELOCITY) for f in frames], dtype=np.float64)
+
+
+def flow_velocity_signature(obj: bpy.types.Object) -> Any:
+    """Flow Velocity for the change detector: its keys (frame, value) if keyframed, else its value (the
+    keyed value at the current frame changes with the frame, which is not a change of the settings)."""
+    keys = [[float(k.co[0]), float(k.co[1])] for c in flow_velocity_curves(obj) for k in c.keyframe_points]
+    return keys if keys else float(object_settings(obj).flow_velocity)
 
 
 def check_inflow_capacity(obj: bpy.types.Object, plan: InflowPlan, world: World) -> None:

@@ -32,7 +32,8 @@ in natural name order ("Cube" before "Cube.001", "Cube.9" before "Cube.10").
 
 It runs from the depsgraph update handler (right after the duplicate or delete), from the frame
 handler before the scene is read, and when a bake begins. It is idempotent and cheap when nothing is
-wrong. Imports ``bake_marks`` (Free Bake of one object, and of a copy), ``granular``, ``runtime``,
+wrong. Imports ``bake_marks`` (Free Bake of one object, and of a copy), ``granular``, ``liquid_surface``
+(its modifier tells a liquid in messages), ``runtime``,
 ``mesh_io``, ``cachefiles`` and ``rna``; not a registered module.
 """
 
@@ -48,7 +49,7 @@ import numpy as np
 from mathutils import Matrix
 
 from . import cachefiles as cf
-from . import granular, mesh_io, runtime
+from . import granular, liquid_surface, mesh_io, runtime
 from .bake_marks import free_copy, free_object
 from .rna import object_bake, object_settings, scene_bake, scene_settings
 
@@ -265,6 +266,13 @@ def _separate_scenes() -> list[str]:
     return messages
 
 
+def _drawn(particle_object: bpy.types.Object | None) -> tuple[str, str]:
+    """What a particle object draws and what its source is, for messages: a liquid (it has the Liquid
+    Surface modifier) or grains (issue 25: messages about liquids spoke of grains)."""
+    liquid = particle_object is not None and liquid_surface.MODIFIER_NAME in particle_object.modifiers
+    return ("liquid", "liquid's source object") if liquid else ("grains", "granular object")
+
+
 # ------------------------------------------------------------------------------------------ deleted
 def _remove_orphans() -> list[str]:
     """Grains whose source was deleted, and sources whose grains were deleted, go with them.
@@ -292,7 +300,7 @@ def _remove_orphans() -> list[str]:
             if claimants:
                 object_settings(grains).source_object = claimants[0]
                 continue
-            messages.append(f"'{grains.name}' removed: its granular object was deleted")
+            messages.append(f"'{grains.name}' removed: its {_drawn(grains)[1]} was deleted")
             granular.delete_particle_object(grains)
         elif source is not None and object_settings(source).particle_object == grains:
             # The visible grains were deleted: the granular object they drew goes with them.
@@ -353,7 +361,8 @@ def _separate_granular_copies(copies: set[str]) -> list[str]:
         for scene in source.users_scene:
             runtime.invalidate(scene, None)
         messages.append(
-            f"'{source.name}' is a copy of '{original.name}': it now has its own grains '{copy.name}'"
+            f"'{source.name}' is a copy of '{original.name}': it now has its own "
+            f"{_drawn(copy)[0]} '{copy.name}'"
         )
     # Copied grains: their source points at other grains.
     for grains in sorted(objects, key=lambda o: natural_key(o.name)):
@@ -380,7 +389,7 @@ def _separate_granular_copies(copies: set[str]) -> list[str]:
         copies.update((grains.name, new_source.name))
         _hide(new_source)
         messages.append(
-            f"'{grains.name}' is a copy of '{owned.name}': it now has its own granular object "
+            f"'{grains.name}' is a copy of '{owned.name}': it now has its own {_drawn(grains)[1]} "
             f"'{new_source.name}'"
         )
     return messages

@@ -433,7 +433,8 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
     # Inflow: where, how fast and when it pours.
     flow_velocity: FloatProperty(  # type: ignore[valid-type]
         name="Flow Velocity",
-        description="Speed of the liquid leaving the inflow along its Flow Axis, m/s",
+        description="Speed of the liquid leaving the inflow along its Flow Axis, m/s; keyframe it to change "
+        "the pour over time",
         default=1.0,
         min=0.001,
         max=1000.0,

@@ -599,6 +599,8 @@ def settings_signature(
         if settings.role in fluids.FLUID_ROLES:
             names = FLUID_SETTINGS + (INFLOW_SETTINGS if settings.role == "INFLOW" else ())
             objects_part[name].update({prop: getattr(settings, prop) for prop in names})
+            if settings.role == "INFLOW":  # keyframed: its keys, not its value at the current frame
+                objects_part[name]["flow_velocity"] = fluids.flow_velocity_signature(obj)
         if settings.role == "GRANULAR":
             objects_part[name].update({prop: getattr(settings, prop) for prop in GRANULAR_SETTINGS})
         if sizes.has_own_size(obj):  # only then, so bakes made before sizes existed stay up to date
