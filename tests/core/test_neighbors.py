@@ -113,20 +113,3 @@ def test_both_search_paths_match_brute_force(
     mine = is_query[bi] | is_query[bj]
     expected = set(zip(bi[mine].tolist(), bj[mine].tolist(), strict=True))
     assert _as_set(*pairs_touching(x, query, cutoff)) == expected
-
-
-def test_near_cells_keeps_every_point_within_the_cutoff_and_drops_far_ones() -> None:
-    """near_cells is a superset of the points within the cutoff of a centre (no fluid-sample pair is
-    lost), and drops the points more than 2 sqrt(3) cutoffs away (beyond the 3x3x3 cells around any
-    centre's cell)."""
-    from unified_particles.core.neighbors import near_cells
-
-    rng = np.random.default_rng(5)
-    centres = rng.uniform(0.0, 1.0, (200, 3))
-    others = rng.uniform(-1.0, 2.0, (4000, 3))
-    cutoff = 0.1
-    kept = near_cells(centres, others, cutoff)
-    d = np.sqrt(((others[:, None, :] - centres[None, :, :]) ** 2).sum(-1)).min(axis=1)
-    assert np.all(kept[d < cutoff])
-    assert not np.any(kept[d > 2.0 * np.sqrt(3.0) * cutoff])
-    assert 0 < kept.sum() < len(others)

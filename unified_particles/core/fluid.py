@@ -36,7 +36,7 @@ from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationInputError
 from .fastops import column_max, column_min, gather_difference, rows_all
 from .geometry import sample_interior
-from .neighbors import find_pairs, near_cells
+from .neighbors import find_pairs
 from .pair_cache import PairCache
 
 FloatArray = NDArray[np.float64]
@@ -423,8 +423,6 @@ class FluidSolver:
         near = ~is_fluid & rows_all((x >= lo) & (x <= hi))
         if active is not None:
             near &= active
-        candidates = np.flatnonzero(near)  # only those next to a fluid particle's cell (near_cells)
-        near[candidates[~near_cells(xf, x[candidates], cutoff)]] = False
         subset = np.flatnonzero(fluid | near)
         group = np.where(is_fluid[subset], 0, 1).astype(np.int64)
         i, j = find_pairs(

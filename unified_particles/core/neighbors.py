@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .fastops import column_max, column_min, gather_difference, rows_all
+from .fastops import column_max, column_min, gather_difference
 from .parallel import chunk_bounds, map_ordered, search_chunks
 
 FloatArray = NDArray[np.float64]
@@ -391,32 +391,3 @@ def _once(pa: IntArray, pb: IntArray, query: IntArray, n: int) -> NDArray[np.boo
     is_query = np.zeros(n, dtype=bool)
     is_query[query] = True
     return np.asarray((pb != pa) & (~is_query[pb] | (pa < pb)))
-
-
-def near_cells(centres: FloatArray, others: FloatArray, cutoff: float) -> NDArray[np.bool_]:
-    """(M,) which of ``others`` lie in a cell of edge ``cutoff`` next to (or in) a cell holding one of
-    ``centres``: a superset of the points within ``cutoff`` of a centre, found with one sort of the
-    centres' dilated cell keys and a binary search per other point (no pair is formed).
-
-    A fluid's search keeps only the collider samples this returns: the samples of a tank's floor and
-    walls that lie in the fluid's bounding box but far from any of its particles outnumbered the
-    particles 5 to 1 in a 1,152-particle tank, and every pair of two samples is formed before it is
-    dropped (2.6x faster search there).
-
-    Args:
-        centres: (N, 3) points, metres (N >= 1).
-        others: (M, 3) points, metres.
-        cutoff: the reach, metres (> 0).
-    """
-    cell = float(cutoff)
-    origin = column_min(centres) - 2.0 * cell  # every dilated key stays a non-negative coordinate
-    c = np.floor((centres - origin) / cell).astype(np.int64)
-    dims = column_max(c) + 3
-    stride = np.array([dims[1] * dims[2], dims[2], 1], dtype=np.int64)
-    offsets = np.einsum("ij,j->i", _FULL_SHELL, stride)
-    keys = np.unique((np.einsum("ij,j->i", c, stride)[:, None] + offsets[None, :]).ravel())
-    co = np.floor((others - origin) / cell)
-    inside = rows_all((co >= 0.0) & (co < dims))
-    ko = np.einsum("ij,j->i", np.where(inside[:, None], co, 0.0).astype(np.int64), stride)
-    pos = np.minimum(np.searchsorted(keys, ko), len(keys) - 1)
-    return np.asarray(inside & (keys[pos] == ko))
