@@ -14,9 +14,14 @@ of balls around the particles shows every particle (bumps, lumps); Yu and Turk i
    max(sigma_k, sigma_1 / K_R) (a sheet of particles: thin across, wide along); with fewer than N_EPS
    neighbours the data are too few for a shape and the kernel stays a ball of K_N of the radius.
 
-Here the radii are scaled so that each ellipsoid keeps the volume of the ball it replaces (radius
-``ball``, the surface's blob radius): a particle deep inside, whose neighbourhood is isotropic, keeps
-exactly its ball. The result is what a renderer splats or meshes (Blender: an instance per particle).
+Yu and Turk scale every kernel by one constant k_s chosen so that a particle deep inside gets the
+isotropic kernel; a particle at a flat surface has the same spread along the surface as inside (its
+neighbours there are the same), so its kernel keeps that radius along the surface and only thins across
+it. Here the longest radius is ``ball`` for every particle (the largest variance standing in for the
+isotropic one): a kernel is never larger than the ball it replaces, so the kernels of a pool's rim do not
+bulge out of it, and a particle deep inside keeps exactly its ball. (Keeping each kernel's volume instead
+widens flattened kernels by up to K_R^(1/3) = 1.6 along the surface: rims and edges stood out as flanges
+in a render.) The result is what a renderer splats or meshes (Blender: an instance per particle).
 Vectorized: one pair search, sums by ``np.bincount``, one batched eigen-decomposition. Imports
 ``neighbors`` and ``errors``.
 """
@@ -55,7 +60,7 @@ def anisotropic_kernels(
     Args:
         positions: (N, 3) the live particle centres, metres.
         kernel_radius: H, metres: neighbours within it shape a particle's kernel (4 r: two spacings).
-        ball: the radius of the ball each ellipsoid replaces, metres (volume kept).
+        ball: the radius of the ball each ellipsoid replaces, metres: its longest radius.
         smoothing: lambda of the centre smoothing, 0 (none) to 1.
         min_neighbours: particles with fewer neighbours (itself included) get a ball of K_N ``ball``.
 
@@ -98,9 +103,8 @@ def anisotropic_kernels(
     sigma, vectors = sigma[:, ::-1], vectors[:, :, ::-1]  # longest first
     top = np.maximum(sigma[:, :1], 0.0)
     clamped = np.maximum(sigma, top / K_R)
-    # Radii proportional to the clamped variances (as Yu and Turk's G^-1), scaled to the ball's volume.
-    scale = np.cbrt(np.prod(clamped, axis=1))
-    ok = (count >= min_neighbours) & (scale > 0.0)
-    radii = np.where(ok[:, None], ball * clamped / np.where(ok, scale, 1.0)[:, None], K_N * ball)
+    # Radii proportional to the clamped variances (as Yu and Turk's G^-1), the longest one ``ball``.
+    ok = (count >= min_neighbours) & (top[:, 0] > 0.0)
+    radii = np.where(ok[:, None], ball * clamped / np.where(ok, top[:, 0], 1.0)[:, None], K_N * ball)
     axes = np.where(ok[:, None, None], vectors, np.eye(3)) * radii[:, None, :]
     return centres, axes
