@@ -61,8 +61,8 @@ def test_a_ball_of_liquid_has_kernels_flat_along_its_sphere(seed: int) -> None:
 def test_a_sheet_is_thin_across_and_inside_and_alone_are_balls() -> None:
     """A flat sheet of particles: the kernel's variances across the sheet are zero, so its radii are
     clamped to K_R : K_R : 1, the short one along the normal, the long ones BALL (as inside: the spread
-    along the sheet is the lattice's). Inside an exact lattice the neighbourhood is isotropic: a ball of radius BALL. A particle
-    alone: a ball of K_N BALL."""
+    along the sheet is the lattice's). Inside an exact lattice the neighbourhood is isotropic: a ball of
+    radius BALL. A particle alone: a ball of K_N BALL."""
     g = (np.arange(20) + 0.5) * 2 * R
     sheet = np.stack(np.meshgrid(g, g, [0.5], indexing="ij"), -1).reshape(-1, 3)
     _, axes = anisotropic_kernels(sheet, H, BALL)
