@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 _USER_DIR = tempfile.mkdtemp(prefix="up-bench-user-")
 os.environ.setdefault("BLENDER_USER_RESOURCES", _USER_DIR)
@@ -47,19 +48,19 @@ def main() -> None:
     unified_particles.register()
     print("timing", unified_particles.__file__)
     bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
-    scene = bpy.context.scene
+    scene: Any = bpy.context.scene
     scene.unified_particles.particle_radius = 0.025
     scene.frame_start, scene.frame_end = 1, 250
     scene.frame_set(1)
     bpy.ops.mesh.primitive_cube_add(size=0.8, location=(0, 0, 0.4))
-    tank = bpy.context.active_object
+    tank: Any = bpy.context.active_object
     bm = bmesh.new()
     bm.from_mesh(tank.data)
     top = [f for f in bm.faces if f.calc_center_median().z > 0.4 - 1e-6]
     bmesh.ops.delete(bm, geom=top, context="FACES_ONLY")
     bm.to_mesh(tank.data)
     bm.free()
-    walls = tank.modifiers.new("Walls", "SOLIDIFY")
+    walls: Any = tank.modifiers.new("Walls", "SOLIDIFY")
     walls.thickness, walls.offset = 0.1, 1.0
     run_op(bpy, "make_collider", tank)
     water = add_cube(bpy, size=1.0, location=(0, 0, 0.25))
