@@ -212,6 +212,7 @@ class SoftBody(Body):
         self.clusters = clusters
         self.mass = mass
         self._skin = skin  # rest vertices (V, 3), (V, K) cluster numbers (global) and weights
+        self._pin_rest = world.positions[indices[pinned]].copy()  # at build time
 
     @property
     def vertex_positions(self) -> FloatArray:
@@ -226,7 +227,7 @@ class SoftBody(Body):
     @property
     def pinned_rest_positions(self) -> FloatArray:
         """(K, 3) build-time positions of the pinned particles, metres (``pinned`` order)."""
-        return self._world.model.particle_rest_q[self.indices[self.pinned]]
+        return self._pin_rest.copy()
 
     def set_pin_targets(self, positions: ArrayLike) -> None:
         """Move the pinned particles to ``positions`` (K, 3), world metres (``pinned`` order), by the end of

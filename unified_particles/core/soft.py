@@ -34,6 +34,10 @@ from .rotations import polar_rotations
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
+# Pinned particles (infinite mass) weigh this many times their mass in their clusters' fits: the fitted
+# motion is then theirs, so a cluster holding pins cannot turn about them (with plain mass weights a
+# cantilever's pinned end was a hinge).
+PIN_FIT_WEIGHT = 1.0e3
 # Below this determinant (relative to its scale^3) a cluster's rest moment matrix is treated as flat: its
 # plastic strain is not measured (a cluster of one row of particles has no 3D deformation gradient).
 FLAT_CLUSTER_DET = 1e-6
@@ -70,9 +74,14 @@ class SoftClusters:
         self.n_clusters = c
         self.total = _sum_by(self.cluster, self.mass, c)
         self.plastic = bool(np.any((self.creep > 0.0) & np.isfinite(self.yield_strain)))
-        # 1 / (memberships of each particle) per membership: the Jacobi mean of the cluster corrections.
-        count = np.bincount(self.idx)
-        self._share = 1.0 / count[self.idx]
+        # Jacobi averaging, as the particle contacts do it: each cluster's corrections are scaled by
+        # 1 / (most memberships of any of its particles), one factor per cluster, so a particle never moves
+        # more than the mean of its clusters' pulls and each cluster's corrections still sum to zero
+        # momentum. (Dividing each particle by its own count did not: a dropped jelly walked 4 cm sideways.)
+        count = np.bincount(self.idx)[self.idx]
+        most = np.zeros(c)
+        np.maximum.at(most, self.cluster, count)
+        self._share = 1.0 / most[self.cluster]
         self._rest0_qq_inv = _inverse_moments(self.cluster, self.mass, self.rest.T, c)
 
     @staticmethod
@@ -99,31 +108,37 @@ class SoftClusters:
         the current rest offsets (the state's ``soft_rest``), in place. ``h``: small step, s."""
         c, cl = self.n_clusters, self.cluster
         xt = np.take(np.ascontiguousarray(x.T), self.idx, axis=1)  # (3, M)
-        rt = np.ascontiguousarray(rest.T)
-        inv = 1.0 / self.total
-        wx = xt * self.mass
+        free = inv_mass[self.idx] > 0.0
+        weight = self.mass * np.where(free, 1.0, PIN_FIT_WEIGHT)
+        inv = 1.0 / _sum_by(cl, weight, c)
+        wx = xt * weight
         centre = np.stack([_sum_by(cl, wx[k], c) for k in range(3)]) * inv  # (3, C)
+        qc = np.stack([_sum_by(cl, weight * rest[:, k], c) for k in range(3)]) * inv
+        rt = np.ascontiguousarray(rest.T) - np.take(qc, cl, axis=1)  # offsets from the weighted rest centre
         apq = _moments(cl, wx, rt, c)
         rot = polar_rotations(apq)
         # Goals g = R q + c; each particle moves the fraction of its cluster towards it, shared equally
         # between its clusters; pinned particles (inverse mass 0) stay.
         rp = np.take(np.ascontiguousarray(rot.reshape(-1, 9).T), cl, axis=1)  # (9, M)
         omega_h = 2.0 * np.pi * self.frequency * h
-        frac = np.take(omega_h**2 / (1.0 + omega_h**2), cl) * self._share * (inv_mass[self.idx] > 0.0)
+        frac = np.take(omega_h**2 / (1.0 + omega_h**2), cl) * self._share * free
         n = len(x)
         for k in range(3):
             g = rp[3 * k] * rt[0] + rp[3 * k + 1] * rt[1] + rp[3 * k + 2] * rt[2] + np.take(centre[k], cl)
             x[:, k] += np.bincount(self.idx, weights=(g - xt[k]) * frac, minlength=n)
         if self.plastic:
-            self._flow(apq, rot, rest, rt, h)
+            self._flow(apq, rot, rest, rt, weight, h)
 
-    def _flow(self, apq: FloatArray, rot: FloatArray, rest: FloatArray, rt: FloatArray, h: float) -> None:
-        """Plastic flow (module docstring): clusters strained past their yield move their rest shapes."""
+    def _flow(
+        self, apq: FloatArray, rot: FloatArray, rest: FloatArray, rt: FloatArray, weight: FloatArray, h: float
+    ) -> None:
+        """Plastic flow (module docstring): clusters strained past their yield move their rest shapes
+        (``rt`` (3, M): the offsets from the ``weight``-ed rest centres the fit ``apq`` used)."""
         c, cl = self.n_clusters, self.cluster
         aqq = np.empty((c, 3, 3))
         for k in range(3):
             for m in range(3):
-                aqq[:, k, m] = _sum_by(cl, self.mass * rt[k] * rt[m], c)
+                aqq[:, k, m] = _sum_by(cl, weight * rt[k] * rt[m], c)
         scale = np.einsum("cii->c", aqq) / 3.0
         ok = np.abs(np.linalg.det(aqq)) > FLAT_CLUSTER_DET * np.maximum(scale, 1e-300) ** 3
         eye = np.eye(3)
@@ -143,7 +158,8 @@ class SoftClusters:
         full[flow] = m
         moving = flow[cl]
         members = np.flatnonzero(moving)
-        rest[members] = np.einsum("mij,mj->mi", full[cl[members]], rest[members])
+        offset = rt.T[members]  # about the fit's rest centre, which stays where it is
+        rest[members] += np.einsum("mij,mj->mi", full[cl[members]], offset) - offset
 
     def affine(self, x: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Each cluster's best-fit affine map from its build-time rest shape to ``x`` (N, 3): (C, 3, 3)

@@ -31,20 +31,21 @@ PIN_REACH_SPACINGS = 1.0
 # Vertices are skinned in chunks of this many, bounding the (chunk, C) distance matrix.
 _SKIN_CHUNK = 2048
 
-#: Soft-body presets: keywords of ``World.add_soft``. Frequencies are the cluster springs' (Hz); a wobble
-#: of a block is slower than that (it involves many clusters), see docs/physics.md.
+#: Soft-body presets: keywords of ``World.add_soft``. ``stiffness`` is the cluster springs' frequency (Hz);
+#: a 10 cm cube's shear wobble is about 0.6 times it (tests/core/test_soft.py). Below about 15 Hz a body
+#: dropped from 30 cm does not find its shape again (docs/physics.md), so Jelly is 20 Hz.
 SOFT_PRESETS: dict[str, dict[str, float]] = {
-    "JELLY": {"density": 1050.0, "stiffness": 8.0, "friction": 0.4},
+    "JELLY": {"density": 1050.0, "stiffness": 20.0, "friction": 0.4},
     "RUBBER": {"density": 1100.0, "stiffness": 60.0, "friction": 0.9},
-    "FLESH": {"density": 1000.0, "stiffness": 20.0, "friction": 0.6},
-    "FOAM": {"density": 60.0, "stiffness": 15.0, "friction": 0.8},
-    # Clay: soft, yields at 5% strain and flows quickly, so a dent stays (plasticity, soft.py).
+    "FLESH": {"density": 1000.0, "stiffness": 30.0, "friction": 0.6},
+    "FOAM": {"density": 60.0, "stiffness": 25.0, "friction": 0.8},
+    # Clay: yields at 5% strain and flows quickly, so a dent stays (plasticity, soft.py).
     "CLAY": {
         "density": 1700.0,
         "stiffness": 30.0,
         "friction": 0.8,
         "plastic_yield": 0.05,
-        "plastic_creep": 20.0,
+        "plastic_creep": 50.0,
     },
 }
 
