@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .soft_build import skin
+
 if TYPE_CHECKING:
     from .world import World
 
@@ -218,8 +220,6 @@ class SoftBody(Body):
     def vertex_positions(self) -> FloatArray:
         """(V, 3) the input mesh's vertices now, metres: each a blend of its nearest clusters' best-fit
         affine motions (``soft_build.skin``), so the surface is smooth and shows squash and dents."""
-        from .soft_build import skin
-
         centres, f, c = self._world.soft_cluster_frames()
         rest, idx, weight = self._skin
         return skin(rest, centres, idx, weight, f, c)
