@@ -51,7 +51,7 @@ SLOW_FRAME_MS = 1000.0
 # ... aiming for this.
 TARGET_FRAME_MS = 250.0
 # Roles filled with particles on a grid of spacing 2r (their count scales as 1 / r^3).
-VOLUME_ROLES = ("RIGID", "GRANULAR", "FLUID")
+VOLUME_ROLES = ("RIGID", "SOFT", "GRANULAR", "FLUID")
 
 _machine_factor: float | None = None
 
