@@ -208,3 +208,35 @@ def test_bad_soft_input_says_what_to_do() -> None:
         w.add_soft(v, f, stiffness=0.0)
     with pytest.raises(SimulationInputError, match="plastic_yield"):
         w.add_soft(v, f, plastic_yield=-1.0)
+
+
+def test_foam_floats_on_water_and_a_soft_ball_sinks_into_sand_both_ways() -> None:
+    # Two-way coupling through the particle contacts: a foam block (60 kg/m^3) floats on water (1000);
+    # a rubber ball dropped on sand is stopped by it and dents it.
+    from unified_particles.core import FLUID_PRESETS, fill_mesh_with_fluid, fill_mesh_with_grains
+
+    w = World(radius=0.02)
+    w.add_collider_plane()
+    for x, n in ((-0.2, 1.0), (0.2, -1.0)):
+        w.add_collider_plane((x, 0, 0), (n, 0, 0))
+        w.add_collider_plane((0, x, 0), (0, n, 0))
+    w.add_fluid(
+        fill_mesh_with_fluid(*box_mesh((0.4, 0.4, 0.16), (0, 0, 0.08)), 0.02), **FLUID_PRESETS["WATER"]
+    )
+    foam = w.add_soft(*box_mesh((0.16, 0.16, 0.16), (0.0, 0.0, 0.3)), **SOFT_PRESETS["FOAM"])
+    for _ in range(36):
+        w.step(1.0 / 24.0)
+    assert foam.positions[:, 2].min() > 0.1  # afloat: its bottom above two thirds of the water's depth
+    assert foam.positions[:, 2].min() < 0.2  # and in it, not resting on top of a solid
+
+    g = World(radius=0.02)
+    g.add_collider_plane()
+    sand = g.add_granular(
+        fill_mesh_with_grains(*box_mesh((0.6, 0.6, 0.16), (0, 0, 0.08)), 0.02), friction=0.7
+    )
+    ball = g.add_soft(*box_mesh((0.16, 0.16, 0.16), (0.0, 0.0, 0.4)), **SOFT_PRESETS["RUBBER"])
+    for _ in range(24):
+        g.step(1.0 / 24.0)
+    assert ball.positions[:, 2].min() > 0.1  # held by the sand
+    assert np.abs(ball.velocities).max() < 0.5
+    assert sand.positions[:, 2].max() < 0.3

@@ -232,6 +232,7 @@ PRESETS.append(
             "stretch_stiffness": 0.5,
             "bending_model": "RIGIDITY",
             "bending_rigidity": 1.0,
+            "bend_stiffness": 0.1,
             "use_pressure": True,
             "inflation": 1.0,
         },

@@ -160,10 +160,10 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
                     col.prop(settings, "pin_full_weight")
             col.prop(settings, "self_collision")
             col.prop(settings, "use_pressure")
-            if settings.use_pressure:
-                row = col.row()
-                row.use_property_decorate = True  # the keyframe dot: Inflation is meant to be keyframed
-                row.prop(settings, "inflation")
+            row = col.row()
+            row.active = bool(settings.use_pressure)
+            row.use_property_decorate = True  # the keyframe dot: Inflation is meant to be keyframed
+            row.prop(settings, "inflation")
             if obj.modifiers:
                 col.label(text="Modifiers act on the simulated cloth", icon="MODIFIER")
         elif role == "SOFT":
@@ -171,8 +171,9 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             col.prop(settings, "friction")
             col.prop(settings, "soft_stiffness")
             col.prop(settings, "plastic_yield", slider=True)
-            if settings.plastic_yield > 0.0:
-                col.prop(settings, "plastic_creep")
+            sub = col.column()
+            sub.active = settings.plastic_yield > 0.0
+            sub.prop(settings, "plastic_creep")
             if obj.type == "MESH":
                 col.prop_search(settings, "pin_group", obj, "vertex_groups", text="Pin Group")
         elif role == "GRANULAR":
