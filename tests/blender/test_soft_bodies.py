@@ -94,3 +94,27 @@ def test_soft_body_and_balloon_from_the_sidebar_bake_and_replay_without_the_addo
     assert proc.returncode == 0, log
     assert lines, log
     assert json.loads(lines[-1][7:]) == {"mismatches": []}
+
+
+def test_blenders_soft_body_converts_to_ours(bpy_clean: ModuleType) -> None:
+    bpy = bpy_clean
+    small_scene(bpy, radius=0.05)
+    cube = add_cube(bpy, 0.6, (0.0, 0.0, 1.0))
+    group = cube.vertex_groups.new(name="Goal")
+    group.add([0, 1], 1.0, "REPLACE")
+    bpy.ops.object.modifier_add(type="SOFT_BODY")
+    sb = cube.soft_body
+    sb.use_goal, sb.vertex_group_goal = True, "Goal"
+    sb.use_edges, sb.pull, sb.push, sb.plastic = True, 0.5, 0.5, 20
+    sb.mass = 0.5
+    assert run_op(bpy, "convert_blender_physics", cube) == {"FINISHED"}
+    s = cube.unified_particles
+    assert s.role == "SOFT"
+    assert s.pin_group == "Goal"
+    assert s.mass_mode == "MASS"
+    assert abs(s.mass - 0.5 * len(cube.data.vertices)) < 1e-6
+    assert abs(s.soft_stiffness - 31.0) < 1e-6  # 2 + 58 x 0.5 Hz
+    assert s.plastic_yield > 0.0
+    mod = next(m for m in cube.modifiers if m.type == "SOFT_BODY")
+    assert not mod.show_viewport  # Blender's no longer moves it
+    assert not mod.show_render
