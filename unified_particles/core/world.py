@@ -310,7 +310,7 @@ class World:
         )  # fmt: skip
 
     def add_soft(
-        self, vertices: ArrayLike, faces: ArrayLike, density: float = 1000.0, stiffness: float = 10.0,
+        self, vertices: ArrayLike, faces: ArrayLike, density: float = 1000.0, stiffness: float = 20.0,
         cluster_spacing: float | None = None, cluster_radius: float | None = None, friction: float = 0.5,
         pinned: ArrayLike | None = None, plastic_yield: float | None = None, plastic_creep: float = 0.0,
         mass: float | None = None, name: str | None = None, initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
