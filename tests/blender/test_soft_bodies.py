@@ -52,6 +52,11 @@ def test_soft_body_and_balloon_from_the_sidebar_bake_and_replay_without_the_addo
     faces = np.array([list(p.vertices) for p in balloon.data.polygons])
     v0 = _volume(np.array([list(v.co) for v in balloon.data.vertices]), faces)
     names = {"jelly": jelly.name, "balloon": balloon.name}
+    # A camera and a light so the reopened file renders a frame.
+    bpy.ops.object.camera_add(location=(5.0, -5.0, 3.0), rotation=(1.1, 0.0, 0.8))
+    scene.camera = bpy.context.active_object
+    bpy.ops.object.light_add(type="SUN", location=(0.0, 0.0, 5.0))
+    scene.frame_set(1)
 
     live: dict[str, list[np.ndarray]] = {k: [] for k in names}
     for frame in range(1, FRAMES + 1):

@@ -531,8 +531,11 @@ class UNIFIED_PARTICLES_OT_apply_preset(bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = _owner(context.object)
-        if obj is None or object_settings(obj).role not in ("RIGID", "CLOTH", "GRANULAR", "FLUID", "INFLOW"):
-            cls.poll_message_set("The active object must be rigid, cloth, granular, fluid or an inflow")  # type: ignore[attr-defined]
+        roles = ("RIGID", "CLOTH", "SOFT", "GRANULAR", "FLUID", "INFLOW")
+        if obj is None or object_settings(obj).role not in roles:
+            cls.poll_message_set(
+                "The active object must be rigid, cloth, a soft body, granular, fluid or an inflow"
+            )  # type: ignore[attr-defined]
             return False
         return True
 

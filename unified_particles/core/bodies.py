@@ -215,14 +215,19 @@ class SoftBody(Body):
         self.mass = mass
         self._skin = skin  # rest vertices (V, 3), (V, K) cluster numbers (global) and weights
         self._pin_rest = world.positions[indices[pinned]].copy()  # at build time
+        self._skin_build: FloatArray | None = None  # the skin of the build positions (vertex_positions)
 
     @property
     def vertex_positions(self) -> FloatArray:
         """(V, 3) the input mesh's vertices now, metres: each a blend of its nearest clusters' best-fit
         affine motions (``soft_build.skin``), so the surface is smooth and shows squash and dents."""
-        centres, f, c = self._world.soft_cluster_frames()
         rest, idx, weight = self._skin
-        return skin(rest, centres, idx, weight, f, c)
+        if self._skin_build is None:  # the skin at the build positions, which is the input mesh but rounding
+            centres, f, c = self._world.soft_cluster_frames(at_build=True)
+            self._skin_build = skin(rest, centres, idx, weight, f, c)
+        centres, f, c = self._world.soft_cluster_frames()
+        # The mesh plus the skin's motion: exactly the input mesh at the build positions (bakes start there).
+        return rest + (skin(rest, centres, idx, weight, f, c) - self._skin_build)
 
     @property
     def pinned_rest_positions(self) -> FloatArray:

@@ -327,14 +327,14 @@ class World:
         """Set a balloon's inflation ratio (target volume / rest volume, > 0) for the next steps."""
         self._builder.set_inflation(cloth, ratio)
 
-    def soft_cluster_frames(self) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """Each soft-body cluster's rest centre (C, 3), best-fit affine map (C, 3, 3) from its build-time rest
-        shape to now and centre now (C, 3), metres (``SoftClusters.affine``; skinning reads them)."""
+    def soft_cluster_frames(self, at_build: bool = False) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Each soft-body cluster's rest centre (C, 3), best-fit affine map (C, 3, 3) from its rest shape to
+        now (``at_build``: to the build positions) and centre (C, 3), metres (``SoftClusters.affine``)."""
         self._solver.ensure_built()
         soft = self.model.soft
         if soft is None:
             return np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros((0, 3))
-        return (soft.center, *soft.affine(self.positions))
+        return (soft.center, *soft.affine(self.model.particle_rest_q if at_build else self.positions))
 
     @property
     def balloon_inflation(self) -> FloatArray:
