@@ -238,6 +238,13 @@ def presets(current: str) -> str:
                 f"stretch {values['stretch_stiffness']:g}, bending rigidity "
                 f"{values['bending_rigidity']:g} µN·m (legacy bend {values['bend_stiffness']:g})"
             )
+            if values.get("use_pressure"):
+                other += f", pressure: inflation {values['inflation']:g}"
+        elif role == "SOFT":
+            amount = _number(values["density"])
+            other = f"stiffness {values['soft_stiffness']:g} Hz"
+            if values.get("plastic_yield"):
+                other += f", plastic yield {values['plastic_yield']:g}, creep {values['plastic_creep']:g}/s"
         else:
             amount = _number(values["density"])
             other = f"cohesion {values['cohesion']:g}" if "cohesion" in values else DASH

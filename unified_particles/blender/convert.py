@@ -66,7 +66,16 @@ _SOFT_EXPONENT, _STIFF_EXPONENT = -1.0, -8.0
 MAPPED, APPROXIMATED, NOT_MAPPED = "mapped", "approximated", "not mapped"
 # Animated properties of a Bullet body that decide whether Bullet moves it.
 BULLET_SWITCHES = ("rigid_body.kinematic", "rigid_body.enabled")
-MAKE_OPERATORS = {"RIGID": "make_rigid", "CLOTH": "make_cloth", "COLLIDER": "make_collider"}
+MAKE_OPERATORS = {
+    "RIGID": "make_rigid",
+    "CLOTH": "make_cloth",
+    "SOFT": "make_soft",
+    "COLLIDER": "make_collider",
+}
+# A Blender soft body's edge springs (Pull/Push, 0-0.999) as our cluster frequency: SOFT_HZ_MIN at 0 to
+# SOFT_HZ_MAX at 1 (linear). Blender's default 0.5 gives 31 Hz, a firm jelly; an approximation (its springs
+# act along edges, ours on clusters), reported as such.
+SOFT_HZ_MIN, SOFT_HZ_MAX = 2.0, 60.0
 
 
 def _untyped(value: Any) -> Any:
@@ -93,7 +102,7 @@ class Plan:
     obj: bpy.types.Object
     role: str = ""  # "" : no role (soft body, force field, constraint only)
     settings: dict[str, Any] = field(default_factory=dict)
-    switch_off: str = ""  # "CLOTH" (the modifier) or "RIGID_BODY"
+    switch_off: str = ""  # "CLOTH" or "SOFT_BODY" (the modifier) or "RIGID_BODY"
     animated_keys: list[tuple[float, bool]] = field(default_factory=list)  # Bullet's keyed Animated
     lines: list[Line] = field(default_factory=list)
     damping_rate: float = 0.0  # 1/s, for the scene's Damping
@@ -199,7 +208,12 @@ def _plan_cloth(plan: Plan, mod: Any, scene: bpy.types.Scene) -> None:
     if abs(weights.gravity - 1.0) > 1e-6:
         plan.add(NOT_MAPPED, f"field weight Gravity {weights.gravity:g}: ours uses the scene's gravity")
     if st.use_pressure:
-        plan.add(NOT_MAPPED, "Pressure: no inflatable cloth yet")
+        plan.settings.update(use_pressure=True, inflation=1.0)
+        plan.add(
+            APPROXIMATED,
+            f"Pressure {st.uniform_pressure_force:g} -> a balloon held at its mesh's volume (Inflation 1; "
+            "Blender's pressure force, target volume and pressure scale are not read: set Inflation)",
+        )
     if st.use_internal_springs:
         plan.add(NOT_MAPPED, "Internal Springs")
 
@@ -300,6 +314,44 @@ def _plan_rigid(plan: Plan, scene: bpy.types.Scene) -> None:
         plan.add(NOT_MAPPED, "Deactivation: ours sleeps with the scene's Sleep Threshold")
 
 
+def _plan_soft(plan: Plan, sb: Any) -> None:
+    """Blender's Soft Body as ours: mass, goal group as pins, edge springs as stiffness, plasticity."""
+    obj = plan.obj
+    plan.role, plan.switch_off = "SOFT", "SOFT_BODY"
+    count = len(mesh_of(obj).vertices)
+    plan.settings.update(mass_mode="MASS", mass=max(float(sb.mass) * count, 1e-6))
+    plan.add(
+        MAPPED,
+        f"Soft Body -> Soft Body; Mass {sb.mass:g} kg a vertex x {count} -> {plan.settings['mass']:.3g} kg",
+    )
+    if sb.use_goal and sb.vertex_group_goal:
+        plan.settings["pin_group"] = str(sb.vertex_group_goal)
+        plan.add(
+            APPROXIMATED,
+            f"Goal group {sb.vertex_group_goal!r} -> Pin Group: vertices of weight above 0.5 are held "
+            f"exactly (Blender's goal springs, stiffness {sb.goal_spring:g}, are not)",
+        )
+    elif sb.use_goal:
+        plan.add(NOT_MAPPED, f"Goal without a vertex group (Default {sb.goal_default:g}): nothing is pinned")
+    if sb.use_edges:
+        pull = max(float(sb.pull), float(sb.push))
+        hz = SOFT_HZ_MIN + (SOFT_HZ_MAX - SOFT_HZ_MIN) * min(max(pull, 0.0), 1.0)
+        plan.settings["soft_stiffness"] = hz
+        plan.add(APPROXIMATED, f"Edges Pull {sb.pull:g} / Push {sb.push:g} -> Stiffness {hz:.3g} Hz")
+        if sb.plastic > 0:
+            plan.settings.update(plastic_yield=0.05, plastic_creep=float(sb.plastic))
+            plan.add(APPROXIMATED, f"Plasticity {sb.plastic} -> Plastic Yield 0.05, Creep {sb.plastic} /s")
+        plan.add(NOT_MAPPED, f"Bending {sb.bend:g}, Damping {sb.damping:g}: the clusters set both")
+    else:
+        plan.add(
+            NOT_MAPPED, "no Edges: Blender's soft body is goal springs only; ours gets the default Stiffness"
+        )
+    plan.add(
+        NOT_MAPPED,
+        "Self Collision, Aero, Ball size: our soft body collides with itself through its particles",
+    )
+
+
 def plan_object(obj: bpy.types.Object, scene: bpy.types.Scene) -> Plan:
     """What Convert makes of ``obj`` (nothing is changed)."""
     plan = Plan(obj)
@@ -312,8 +364,10 @@ def plan_object(obj: bpy.types.Object, scene: bpy.types.Scene) -> Plan:
         _plan_rigid(plan, scene)
     elif obj.rigid_body is not None or cloth is not None:
         plan.add(NOT_MAPPED, f"a {obj.type.lower()} object: only meshes can be simulated")
-    if soft is not None:
-        plan.add(NOT_MAPPED, "Soft Body: no soft bodies yet; Blender's stays on")
+    if soft is not None and mesh and not plan.role:
+        _plan_soft(plan, obj.soft_body)
+    elif soft is not None:
+        plan.add(NOT_MAPPED, "Soft Body (as well as another role or not a mesh): Blender's stays on")
     if obj.collision is not None and any(m.type == "COLLISION" for m in obj.modifiers):
         c = obj.collision
         if not plan.role and mesh and obj.collision.use:
@@ -421,11 +475,12 @@ def _apply(plan: Plan) -> None:
         obj.keyframe_insert(ANIMATED_PATH, frame=frame)
     if plan.animated_keys:  # the value at the current frame, until the next frame change evaluates the keys
         settings.animated = bool(plan.settings["animated"])
-    if plan.switch_off == "CLOTH":
+    if plan.switch_off in ("CLOTH", "SOFT_BODY"):
         for mod in obj.modifiers:
-            if mod.type == "CLOTH":
+            if mod.type == plan.switch_off:
                 mod.show_viewport = mod.show_render = False
-        plan.add(MAPPED, "Blender's Cloth modifier hidden (viewport and render; its settings kept)")
+        what = "Cloth" if plan.switch_off == "CLOTH" else "Soft Body"
+        plan.add(MAPPED, f"Blender's {what} modifier hidden (viewport and render; its settings kept)")
     elif plan.switch_off == "RIGID_BODY" and obj.rigid_body is not None:
         # Keys on Animated or Dynamic would hand the body back to Bullet: muted (kept), our Animated has them.
         muted = [c for c in fcurves(obj) if c.data_path in BULLET_SWITCHES and not c.mute]
@@ -480,7 +535,7 @@ class UNIFIED_PARTICLES_OT_convert_blender_physics(bpy.types.Operator):
             return {"CANCELLED"}
         plans = [plan_object(obj, scene) for obj in objects]
         # Colliders first, so the bodies' Make checks see the scene they will be in.
-        order = {"COLLIDER": 0, "RIGID": 1, "CLOTH": 2}
+        order = {"COLLIDER": 0, "RIGID": 1, "CLOTH": 2, "SOFT": 2}
         made = 0
         for plan in sorted(plans, key=lambda p: order.get(p.role, 3)):
             if not plan.role:

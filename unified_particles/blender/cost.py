@@ -33,6 +33,7 @@ from .settings_ui import world_keywords
 US_PER_PARTICLE = {
     "RIGID": 18.0,  # issue 23's domino file: 199,000 particles at 3.6 s per frame (S2's loose pile: 7.5)
     "CLOTH": 7.1,  # S1: 4,225 vertices, 30.1 ms
+    "SOFT": 300.0,  # a 4,096-particle jelly block: 1.29 s a frame (rigid: 111 ms), on a shared CPU
     "GRANULAR": 11.0,  # S4: 100k grains, 536 ms, then about doubled by the grain support pass (README)
     "FLUID": 112.0,  # S7: 10k particles, 1,125 ms
     "INFLOW": 112.0,
@@ -51,7 +52,7 @@ SLOW_FRAME_MS = 1000.0
 # ... aiming for this.
 TARGET_FRAME_MS = 250.0
 # Roles filled with particles on a grid of spacing 2r (their count scales as 1 / r^3).
-VOLUME_ROLES = ("RIGID", "GRANULAR", "FLUID")
+VOLUME_ROLES = ("RIGID", "SOFT", "GRANULAR", "FLUID")
 
 _machine_factor: float | None = None
 

@@ -103,7 +103,7 @@ def is_particle_object(obj: bpy.types.Object) -> bool:
 
 def _is_writer(obj: bpy.types.Object) -> bool:
     """The simulation writes vertex positions into this object's mesh."""
-    return obj.type == "MESH" and (object_settings(obj).role == "CLOTH" or is_particle_object(obj))
+    return obj.type == "MESH" and (object_settings(obj).role in ("CLOTH", "SOFT") or is_particle_object(obj))
 
 
 def owner_key(obj: bpy.types.Object) -> tuple[Any, ...]:
@@ -166,7 +166,7 @@ def repair_scene(scene: bpy.types.Scene) -> list[str]:
     for obj in scene.objects:
         settings = object_settings(obj)
         role = settings.role
-        if role == "CLOTH" and obj.data is not None and obj.data.users > 1:
+        if role in ("CLOTH", "SOFT") and obj.data is not None and obj.data.users > 1:
             return repair()
         if role in granular.PARTICLE_ROLES:
             grains = settings.particle_object

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import FLUID_PRESETS
+from ..core import FLUID_PRESETS, SOFT_PRESETS
 
 # Compliance range of the stiffness factor: 0 -> 1e-1 m/N (very soft), 1 -> 0 (inextensible).
 _COMPLIANCE_SOFT_EXPONENT = -1.0
@@ -209,6 +209,35 @@ PRESETS += [
     (ident, ident.title(), "FLUID", {_FLUID_PROPERTY.get(k, k): float(v) for k, v in values.items()})
     for ident, values in FLUID_PRESETS.items()
 ]
+# Soft bodies: the core's SOFT_PRESETS (Jelly, Rubber, Flesh, Foam, Clay) under the object's property names.
+_SOFT_PROPERTY = {"stiffness": "soft_stiffness"}
+PRESETS += [
+    (
+        f"SOFT_{ident}",
+        ident.title(),
+        "SOFT",
+        {"plastic_yield": 0.0, **{_SOFT_PROPERTY.get(k, k): float(v) for k, v in values.items()}},
+    )
+    for ident, values in SOFT_PRESETS.items()
+]
+# A balloon: a light, stretchy closed skin held at its volume (core/balloon.py); latex-like friction.
+PRESETS.append(
+    (
+        "BALLOON",
+        "Balloon",
+        "CLOTH",
+        {
+            "area_density": 0.1,
+            "friction": 0.6,
+            "stretch_stiffness": 0.5,
+            "bending_model": "RIGIDITY",
+            "bending_rigidity": 1.0,
+            "bend_stiffness": 0.1,
+            "use_pressure": True,
+            "inflation": 1.0,
+        },
+    )
+)
 # Roles that take another role's presets: an inflow pours a liquid.
 _PRESET_ROLE = {"INFLOW": "FLUID"}
 PRESET_ITEMS = [(ident, label, f"{role.title()} preset: {label}") for ident, label, role, _ in PRESETS]

@@ -94,7 +94,7 @@ def _rest_shape(obj: bpy.types.Object) -> Iterator[None]:
 
 
 # Roles whose particles collide with each other's (core/depenetration.py caps their separation speed).
-_BODY_ROLES = ("RIGID", "CLOTH", "GRANULAR")
+_BODY_ROLES = ("RIGID", "CLOTH", "SOFT", "GRANULAR")
 
 
 def _start_overlaps(context: bpy.types.Context, made: list[bpy.types.Object]) -> list[str]:
@@ -286,6 +286,31 @@ class UNIFIED_PARTICLES_OT_make_cloth(_MakeOperator):
         super().setup_object(context, obj)
         if cloth_result.is_deformed(obj):  # shape keys or deformers: the result goes after them
             cloth_result.ensure_result_modifier(obj)
+
+
+class UNIFIED_PARTICLES_OT_make_soft(_MakeOperator):
+    """Simulate the selected meshes as soft bodies: particles inside, held by overlapping clusters"""
+
+    bl_idname = "unified_particles.make_soft"
+    bl_label = "Make Soft Body"
+    role = "SOFT"
+
+    def check_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
+        vertices, tris = _world_mesh(obj, context)
+        if len(tris) == 0 or _is_flat(vertices):
+            return f"{obj.name!r} is flat and has no volume: make it cloth, or give it thickness"
+        radius = float(scene_settings(context_scene(context)).particle_radius)
+        try:
+            World(radius=radius).check_fill(vertices, tris, f"{obj.name!r} as a soft body")
+        except SimulationInputError as exc:
+            return str(exc)
+        return None
+
+    def setup_object(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
+        # The simulation writes into the mesh: a mesh shared with other objects (Alt+D) is copied first.
+        if identity.own_mesh(obj):
+            self.report({"INFO"}, f"{obj.name!r} shared its mesh with other objects: it now has its own copy")
+        super().setup_object(context, obj)
 
 
 class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
@@ -527,8 +552,11 @@ class UNIFIED_PARTICLES_OT_apply_preset(bpy.types.Operator):
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = _owner(context.object)
-        if obj is None or object_settings(obj).role not in ("RIGID", "CLOTH", "GRANULAR", "FLUID", "INFLOW"):
-            cls.poll_message_set("The active object must be rigid, cloth, granular, fluid or an inflow")  # type: ignore[attr-defined]
+        roles = ("RIGID", "CLOTH", "SOFT", "GRANULAR", "FLUID", "INFLOW")
+        if obj is None or object_settings(obj).role not in roles:
+            cls.poll_message_set(
+                "The active object must be rigid, cloth, a soft body, granular, fluid or an inflow"
+            )  # type: ignore[attr-defined]
             return False
         return True
 
@@ -558,6 +586,7 @@ class UNIFIED_PARTICLES_OT_apply_preset(bpy.types.Operator):
 classes: tuple[type, ...] = (
     UNIFIED_PARTICLES_OT_make_rigid,
     UNIFIED_PARTICLES_OT_make_cloth,
+    UNIFIED_PARTICLES_OT_make_soft,
     UNIFIED_PARTICLES_OT_make_granular,
     UNIFIED_PARTICLES_OT_make_collider,
     UNIFIED_PARTICLES_OT_make_fluid,

@@ -49,6 +49,7 @@ class UNIFIED_PARTICLES_PT_main(_SidebarPanel):
         row = col.row(align=True)
         row.operator("unified_particles.make_rigid", text="Rigid", icon="MESH_CUBE")
         row.operator("unified_particles.make_cloth", text="Cloth", icon="MOD_CLOTH")
+        row.operator("unified_particles.make_soft", text="Soft Body", icon="MOD_SOFT")
         row = col.row(align=True)
         row.operator("unified_particles.make_granular", text="Granular", icon="PARTICLES")
         row.operator("unified_particles.make_collider", text="Collider", icon="MOD_PHYSICS")
@@ -160,8 +161,23 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
                     col.prop(settings, "pin_stiffness", slider=True)
                     col.prop(settings, "pin_full_weight")
             col.prop(settings, "self_collision")
+            col.prop(settings, "use_pressure")
+            row = col.row()
+            row.active = bool(settings.use_pressure)
+            row.use_property_decorate = True  # the keyframe dot: Inflation is meant to be keyframed
+            row.prop(settings, "inflation")
             if obj.modifiers:
                 col.label(text="Modifiers act on the simulated cloth", icon="MODIFIER")
+        elif role == "SOFT":
+            _draw_mass(col, settings, "density")
+            col.prop(settings, "friction")
+            col.prop(settings, "soft_stiffness")
+            col.prop(settings, "plastic_yield", slider=True)
+            sub = col.column()
+            sub.active = settings.plastic_yield > 0.0
+            sub.prop(settings, "plastic_creep")
+            if obj.type == "MESH":
+                col.prop_search(settings, "pin_group", obj, "vertex_groups", text="Pin Group")
         elif role == "GRANULAR":
             _draw_mass(col, settings, "density")
             col.prop(settings, "friction")
@@ -178,7 +194,7 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             _draw_liquid(col, settings)
         elif role == "OUTFLOW":
             col.label(text="Liquid inside it is removed every frame", icon="INFO")
-        if role in ("RIGID", "CLOTH", "GRANULAR", "FLUID"):  # thrown and animated bodies
+        if role in ("RIGID", "CLOTH", "SOFT", "GRANULAR", "FLUID"):  # thrown and animated bodies
             col.prop(settings, "initial_velocity")  # m/s (unit VELOCITY), world axes
         if role == "RIGID":
             row = col.row()
@@ -272,7 +288,7 @@ def _draw_bake(layout: bpy.types.UILayout, context: bpy.types.Context) -> None:
     if obj is not None:
         source = object_settings(obj).source_object
         role = object_settings(source if source is not None else obj).role
-        if role == "CLOTH":
+        if role in ("CLOTH", "SOFT"):
             layout.prop(object_bake(obj), "cloth_output", text="Bake To")
         elif role == "RIGID":
             layout.prop(object_bake(obj), "rigid_output", text="Bake To")

@@ -36,7 +36,7 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..core import MeshCollider, SimulationInputError, World, fill_mesh_with_grains
+from ..core import MeshCollider, SimulationInputError, SoftBody, World, fill_mesh_with_grains
 from ..core.sizes import grain_radii
 from . import cloth_result, fields, flat_colliders, fluids, granular, joints, mesh_io, sizes
 from .materials import TETHER_GIVE, bending_rigidity_si, soft_pin_frequency, stiffness_to_compliance
@@ -52,7 +52,7 @@ from .transforms import (
     uses_animated,
 )
 
-SIM_ROLES = ("RIGID", "CLOTH", "GRANULAR", "COLLIDER", "FLUID", "INFLOW", "OUTFLOW")
+SIM_ROLES = ("RIGID", "CLOTH", "SOFT", "GRANULAR", "COLLIDER", "FLUID", "INFLOW", "OUTFLOW")
 # Roles that only act on the others (nothing of theirs moves).
 _PASSIVE_ROLES = ("COLLIDER", "OUTFLOW")
 # Refuse to fill one object with more grains than this (the viewport and the solver would crawl).
@@ -213,6 +213,8 @@ def make_world(
                 entries.append(_add_rigid(world, obj, depsgraph))
             elif role == "CLOTH":
                 entries.append(_add_cloth(world, obj, depsgraph))
+            elif role == "SOFT":
+                entries.append(_add_soft(world, obj, depsgraph))
             elif role == "GRANULAR":
                 entries.append(_add_granular(world, obj, depsgraph, radius))
             elif role == "COLLIDER":
@@ -316,6 +318,7 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         soft_pins=soft,
         soft_pin_frequency=frequency if soft.size else 1.0,
         thickness=sizes.object_radius(obj, depsgraph),  # None: the scene's particle radius
+        inflation=float(s.inflation) if s.use_pressure else None,  # a balloon (core/balloon.py)
     )
     # A cloth whose object moves (keyframes, parents, constraints) or whose mesh is deformed: its pins ride
     # along (move_pins).
@@ -327,6 +330,32 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         rest_local=local,
         animated=deformed or is_animated(obj),
         deformed=deformed,
+    )
+
+
+def _add_soft(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
+    """A soft body: its mesh is filled and skinned to the clusters; it writes back and bakes as a cloth
+    (kind CLOTH: the simulation moves its mesh's vertices); its pins ride on its object's motion."""
+    s = object_settings(obj)
+    local = cloth_rest_positions(obj)
+    matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
+    tris = mesh_io.oriented_triangles(matrix, mesh_io.mesh_triangles(mesh_of(obj)))
+    pinned = mesh_io.vertex_group_members(obj, s.pin_group) if s.pin_group else None
+    body = world.add_soft(
+        mesh_io.transform_points(matrix, local),
+        tris,
+        density=float(s.density),
+        stiffness=float(s.soft_stiffness),
+        friction=float(s.friction),
+        pinned=pinned,
+        plastic_yield=float(s.plastic_yield) if s.plastic_yield > 0.0 else None,
+        plastic_creep=float(s.plastic_creep),
+        mass=float(s.mass) if s.mass_mode == "MASS" else None,
+        name=obj.name,
+        initial_velocity=tuple(s.initial_velocity),
+    )
+    return Entry(
+        "CLOTH", obj.name, body, obj.name, rest_matrix=matrix, rest_local=local, animated=is_animated(obj)
     )
 
 
@@ -483,6 +512,12 @@ def move_pins(entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> No
     for entry in entries:
         if entry.kind != "CLOTH" or not entry.animated:
             continue
+        if isinstance(entry.body, SoftBody):  # its pinned particles follow the object from its build pose
+            obj = bpy.data.objects.get(entry.name)
+            if obj is not None and entry.rest_matrix is not None and len(entry.body.pinned):
+                now = mesh_io.evaluated_matrix_world(obj, depsgraph)
+                entry.body.set_pin_transform(now @ np.linalg.inv(entry.rest_matrix))
+            continue
         pinned, soft = entry.body.pinned, entry.body.soft_pins
         obj = bpy.data.objects.get(entry.name)
         if obj is None or entry.rest_local is None or not (len(pinned) or len(soft)):
@@ -493,6 +528,15 @@ def move_pins(entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> No
             entry.body.set_pin_targets(mesh_io.transform_points(matrix, local[pinned]))
         if len(soft):  # soft pins: their springs' anchors
             entry.body.set_soft_pin_targets(mesh_io.transform_points(matrix, local[soft]))
+
+
+def inflate_balloons(world: World, entries: list[Entry]) -> None:
+    """Each balloon's Inflation of this frame (keyframable) into the World."""
+    for entry in entries:
+        if entry.kind == "CLOTH" and getattr(entry.body, "balloon", None) is not None:
+            obj = bpy.data.objects.get(entry.name)
+            if obj is not None:
+                world.set_inflation(entry.body, float(object_settings(obj).inflation))
 
 
 def move_kinematic_bodies(world: World, entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> None:
@@ -530,6 +574,7 @@ def read_frame(
     """
     move_colliders(entries, depsgraph)
     move_pins(entries, depsgraph)
+    inflate_balloons(world, entries)
     move_kinematic_bodies(world, entries, depsgraph)
     fields.sync(world, entries, scene, depsgraph)
     fluids.emit_inflows(world, entries, frame, depsgraph)

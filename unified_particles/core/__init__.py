@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Pure-NumPy unified particle solver (Macklin et al. 2014): rigid bodies, cloth, grains, fluids.
+"""Pure-NumPy unified particle solver (Macklin et al. 2014): rigid and soft bodies, cloth, grains, fluids.
 
 Everything is two-way coupled.
 
@@ -8,18 +8,20 @@ Never imports bpy. Start with :class:`World`; see ``world.py`` for a usage examp
 
 from __future__ import annotations
 
-from .bodies import Body, Cloth, Fluid, Granular, RigidBody
+from .bodies import Body, Cloth, Fluid, Granular, RigidBody, SoftBody
 from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationDivergedError, SimulationInputError
 from .fluid import FLUID_PRESETS, fill_mesh_with_fluid
 from .geometry import fill_mesh_with_grains
 from .joints import Joint
 from .settings import SolverSettings
+from .soft_build import SOFT_PRESETS
 from .state import Snapshot
 from .world import World
 
 __all__ = [
     "FLUID_PRESETS",
+    "SOFT_PRESETS",
     "Body",
     "Cloth",
     "Fluid",
@@ -31,6 +33,7 @@ __all__ = [
     "SimulationDivergedError",
     "SimulationInputError",
     "Snapshot",
+    "SoftBody",
     "SolverSettings",
     "World",
     "fill_mesh_with_fluid",

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .soft_build import skin
+
 if TYPE_CHECKING:
     from .world import World
 
@@ -151,6 +153,19 @@ class Cloth(Body):
         self.soft_pins = np.zeros(0, np.int64) if soft_pins is None else soft_pins
         self.n_stretch = n_stretch
         self.n_bend = n_bend
+        self.balloon: int | None = None  # its number among the balloons (``World.add_cloth(inflation=)``)
+
+    @property
+    def inflation(self) -> float | None:
+        """A balloon's target volume over its rest volume (None: not a balloon); set it between steps
+        (``World.set_inflation``) to inflate or deflate it over a shot."""
+        if self.balloon is None:
+            return None
+        return float(self._world.balloon_inflation[self.balloon])
+
+    @inflation.setter
+    def inflation(self, value: float) -> None:
+        self._world.set_inflation(self, value)
 
     @property
     def vertex_positions(self) -> FloatArray:
@@ -170,6 +185,66 @@ class Cloth(Body):
         pull the vertices after them. Anchors stay where they were last put. See
         :meth:`World.set_soft_pin_targets`."""
         self._world.set_soft_pin_targets(self.indices[self.soft_pins], positions)
+
+
+class SoftBody(Body):
+    """A soft body (``World.add_soft``): the rigid fill held by overlapping shape-matching clusters.
+
+    Attributes:
+        pinned: (K,) local indices of the particles that have infinite mass (under the pinned vertices).
+        clusters: (first, last + 1) of this body's clusters among the world's (``ParticleModel.soft``).
+        mass: total mass, kg.
+    """
+
+    kind = "soft"
+
+    def __init__(
+        self,
+        world: World,
+        indices: IntArray,
+        group: int,
+        name: str | None,
+        pinned: IntArray,
+        clusters: tuple[int, int],
+        mass: float,
+        skin: tuple[FloatArray, IntArray, FloatArray],
+    ) -> None:
+        super().__init__(world, indices, group, name)
+        self.pinned = pinned
+        self.clusters = clusters
+        self.mass = mass
+        self._skin = skin  # rest vertices (V, 3), (V, K) cluster numbers (global) and weights
+        self._pin_rest = world.positions[indices[pinned]].copy()  # at build time
+        self._skin_build: FloatArray | None = None  # the skin of the build positions (vertex_positions)
+
+    @property
+    def vertex_positions(self) -> FloatArray:
+        """(V, 3) the input mesh's vertices now, metres: each a blend of its nearest clusters' best-fit
+        affine motions (``soft_build.skin``), so the surface is smooth and shows squash and dents."""
+        rest, idx, weight = self._skin
+        if self._skin_build is None:  # the skin at the build positions, which is the input mesh but rounding
+            centres, f, c = self._world.soft_cluster_frames(at_build=True)
+            self._skin_build = skin(rest, centres, idx, weight, f, c)
+        centres, f, c = self._world.soft_cluster_frames()
+        # The mesh plus the skin's motion: exactly the input mesh at the build positions (bakes start there).
+        return rest + (skin(rest, centres, idx, weight, f, c) - self._skin_build)
+
+    @property
+    def pinned_rest_positions(self) -> FloatArray:
+        """(K, 3) build-time positions of the pinned particles, metres (``pinned`` order)."""
+        return self._pin_rest.copy()
+
+    def set_pin_targets(self, positions: ArrayLike) -> None:
+        """Move the pinned particles to ``positions`` (K, 3), world metres (``pinned`` order), by the end of
+        the next step (:meth:`World.set_pin_targets`)."""
+        self._world.set_pin_targets(self.indices[self.pinned], positions)
+
+    def set_pin_transform(self, transform: ArrayLike) -> None:
+        """Move the pinned particles with ``transform`` (4, 4), applied to their build-time positions, by the
+        end of the next step: pins that follow an animated object (its matrix now @ at build^-1)."""
+        m = np.asarray(transform, dtype=np.float64)
+        rest = self.pinned_rest_positions
+        self.set_pin_targets(rest @ m[:3, :3].T + m[:3, 3])
 
 
 class Granular(Body):

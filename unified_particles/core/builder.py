@@ -18,18 +18,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import geometry
+from . import geometry, soft_build
+from .balloon import Balloons, balloon_triangles
 from .bending import BendingConstraints
-from .bodies import Body, Cloth, Fluid, Granular, RigidBody
+from .bodies import Body, Cloth, Fluid, Granular, RigidBody, SoftBody
 from .colliders import MeshCollider, PlaneCollider, as_transform
 from .distance import DistanceConstraints, bending_pairs, compliant_strain, mesh_edges, tethers
 from .errors import SimulationInputError
 from .fields import FieldSystem, ForceField
 from .kinematic import nearest_rotation
 from .limits import ParticleBudget
-from .model import KIND_CLOTH, KIND_FLUID, KIND_GRANULAR, KIND_RIGID, ParticleModel
+from .model import KIND_CLOTH, KIND_FLUID, KIND_GRANULAR, KIND_RIGID, KIND_SOFT, ParticleModel
 from .settings import SolverSettings
 from .sizes import grain_radii
+from .soft import SoftClusters
 from .solver import Solver
 from .state import ParticleState
 
@@ -331,9 +333,11 @@ class WorldBuilder:
         soft_pin_frequency: ArrayLike,
         bending_rigidity: float | None = None,
         thickness: float | None = None,
+        inflation: float | None = None,
     ) -> Cloth:
         """``World.add_cloth``: one particle per vertex, distance constraints on edges and across edges;
-        ``thickness`` (m, None: the world's radius) is each vertex particle's contact radius."""
+        ``thickness`` (m, None: the world's radius) is each vertex particle's contact radius; with
+        ``inflation`` a balloon (a closed mesh held at ``inflation`` times its volume)."""
         v0 = vector(initial_velocity, "initial_velocity")
         v = geometry.as_vertices(vertices)
         f = geometry.as_triangles(faces, len(v))
@@ -345,6 +349,9 @@ class WorldBuilder:
         give = None if tether_give is None else nonnegative(tether_give, "tether_give")
         n = len(v)
         self._check_capacity(n, f"{name!r} as cloth" if name else "this cloth")
+        if inflation is not None:
+            ratio = positive(inflation, "inflation")
+            tri, volume = balloon_triangles(f, v)  # checked before anything is added
         pin_local = pinned_indices(pinned, n)
         soft_local = pinned_indices(soft_pins, n)
         if np.intersect1d(soft_local, pin_local).size:
@@ -376,9 +383,118 @@ class WorldBuilder:
             )
             self.state.soft_pin_target = np.concatenate([self.state.soft_pin_target, v[soft_local]])
         body = Cloth(self.world, idx, group, name, pin_local, len(stretch), len(bending), soft_local)
+        if inflation is not None:
+            body.balloon = len(self.state.balloon_inflation)
+            part = Balloons(tri + idx[0], np.zeros(len(tri), np.int64), np.array([volume]), np.zeros(1))
+            self.model.add_deformable(part)
+            self.state.balloon_inflation = np.append(self.state.balloon_inflation, ratio)
         self.bodies.append(body)
         self.field_system().add_cloth(idx, f)  # wind presses on the triangles (core/fields.py)
         return body
+
+    def add_soft(
+        self,
+        vertices: ArrayLike,
+        faces: ArrayLike,
+        density: float,
+        stiffness: float,
+        cluster_spacing: float | None,
+        cluster_radius: float | None,
+        friction: float,
+        pinned: ArrayLike | None,
+        plastic_yield: float | None,
+        plastic_creep: float,
+        mass: float | None,
+        name: str | None,
+        initial_velocity: ArrayLike,
+    ) -> SoftBody:
+        """``World.add_soft``: particles on a grid of spacing 2r inside the mesh (the rigid fill), held by
+        overlapping shape-matching clusters (core/soft.py), self-colliding so that it keeps its volume.
+
+        Args:
+            vertices: (V, 3) mesh vertices in world space at build time, metres (also the render mesh:
+                ``SoftBody.vertex_positions`` skins them to the clusters).
+            faces: (F, 3) triangles.
+            density: kg/m^3; each particle weighs density * (2r)^3. Ignored if ``mass`` is given.
+            stiffness: Hz, each cluster spring's natural frequency, k = m (2 pi f)^2: the tip of a
+                cantilever sags as 1 / f^2 and a block wobbles faster with it.
+            cluster_spacing: metres between cluster centres (None: 4r, two particles).
+            cluster_radius: metres, a cluster holds the particles this near its centre (None: 7r).
+            friction: Coulomb coefficient.
+            pinned: mesh vertex indices (or a (V,) bool mask): the particles under them never move
+                (``SoftBody.set_pin_transform`` moves them).
+            plastic_yield: strain (|S - I|) above which clusters flow plastically (None: elastic).
+            plastic_creep: 1/s, how fast a yielded cluster's rest shape follows its deformation.
+            mass: total kg (overrides density). name: optional label.
+            initial_velocity: (3,) m/s of every free particle at the start.
+        """
+        v0 = vector(initial_velocity, "initial_velocity")
+        v = geometry.as_vertices(vertices)
+        f = geometry.as_triangles(faces, len(v))
+        density = positive(density, "density")
+        stiffness = positive(stiffness, "stiffness (Hz)")
+        friction = nonnegative(friction, "friction")
+        creep = nonnegative(plastic_creep, "plastic_creep")
+        yield_strain = np.inf if plastic_yield is None else nonnegative(plastic_yield, "plastic_yield")
+        spacing = 2.0 * self.radius
+        c_spacing = 2.0 * spacing if cluster_spacing is None else positive(cluster_spacing, "cluster_spacing")
+        # 7r: clusters 4r apart overlap by three particle layers. With 5r (1.5 layers) the overlap left a
+        # soft shear mode: a 10 cm cube dropped 1 cm stayed sheared by 1.3 cm (now 0.5 mm).
+        c_radius = 3.5 * spacing if cluster_radius is None else positive(cluster_radius, "cluster_radius")
+        pin_local = pinned_indices(pinned, len(v))
+        what = f"{name!r} as a soft body" if name else "this soft body"
+        self.budget.check_fill(self.state.particle_count, v, f, what)
+        pts = np.asarray(geometry.sample_interior(v, f, spacing).points, dtype=np.float64)
+        n = len(pts)
+        m_particle = positive(mass, "mass") / n if mass is not None else density * spacing**3
+        pinned_p = soft_build.pinned_particles(pts, v[pin_local], spacing)
+        inv_mass = np.full(n, 1.0 / m_particle)
+        inv_mass[pinned_p] = 0.0
+        velocity = np.tile(v0, (n, 1))
+        velocity[pinned_p] = 0.0
+        # Self-colliding: neighbours sit exactly 2r apart (touching, no force at rest) and resist being
+        # pushed closer, so a squashed body keeps its volume; the clusters resist shear and stretch.
+        idx, group = self._append(
+            pts,
+            True,
+            velocity,
+            inv_mass=inv_mass,
+            contact_inv_mass=inv_mass,
+            kind=KIND_SOFT,
+            friction=friction,
+            radius=self.radius,  # one size with the world's (per-body soft sizes: not yet)
+        )
+        layout = soft_build.make_clusters(pts, c_spacing, c_radius)
+        cm = layout.cluster
+        total = np.bincount(cm, minlength=layout.n_clusters).astype(np.float64)
+        sums = [np.bincount(cm, weights=pts[layout.member, k]) for k in range(3)]
+        centre = np.asarray(np.stack(sums, axis=1) / total[:, None], dtype=np.float64)
+        first = self.model.soft_cluster_count
+        clusters = SoftClusters(
+            idx[layout.member],
+            cm,
+            pts[layout.member] - centre[cm],
+            np.full(len(cm), m_particle),
+            centre,
+            np.full(layout.n_clusters, stiffness),
+            np.full(layout.n_clusters, yield_strain),
+            np.full(layout.n_clusters, creep),
+            np.array([0, layout.n_clusters], np.int64),
+        )
+        self.model.add_deformable(clusters)
+        self.state.soft_rest = np.concatenate([self.state.soft_rest, clusters.rest])
+        skin_idx, skin_w = soft_build.skin_weights(v, centre)
+        skin = (v.copy(), skin_idx + first, skin_w)
+        span = (first, first + layout.n_clusters)
+        body = SoftBody(self.world, idx, group, name, pinned_p, span, m_particle * n, skin)
+        self.bodies.append(body)
+        return body
+
+    def set_inflation(self, cloth: Cloth, ratio: float) -> None:
+        """``World.set_inflation``: a balloon's target volume ratio, checked."""
+        if not isinstance(cloth, Cloth) or cloth._world is not self.world or cloth.balloon is None:
+            raise SimulationInputError(f"{cloth!r} is not a balloon of this world (add_cloth(inflation=...))")
+        self.state.balloon_inflation[cloth.balloon] = positive(ratio, "inflation")
 
     def add_granular(
         self,

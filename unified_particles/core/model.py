@@ -15,16 +15,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .balloon import Balloons
 from .bending import BendingConstraints
 from .distance import DistanceConstraints, TetherSolver
 from .shape_matching import ShapeMatching
+from .soft import SoftClusters
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
 # particle_kind values.
-KIND_GRANULAR, KIND_RIGID, KIND_CLOTH, KIND_FLUID = 0, 1, 2, 3
+KIND_GRANULAR, KIND_RIGID, KIND_CLOTH, KIND_FLUID, KIND_SOFT = 0, 1, 2, 3, 4
 
 # Per-particle parts every body appends (the rigid ones only rigid bodies do), by field name.
 _PARTICLE_PARTS = (
@@ -60,7 +62,8 @@ class ParticleModel:
         particle_dynamic: (N,) bool, inverse mass > 0 (gravity and colliders move only these).
         particle_group: (N,) int64 collision group (one per body); same-group pairs never collide
             unless the group self-collides.
-        particle_kind: (N,) int64, ``KIND_GRANULAR``, ``KIND_RIGID``, ``KIND_CLOTH`` or ``KIND_FLUID``.
+        particle_kind: (N,) int64, ``KIND_GRANULAR``, ``KIND_RIGID``, ``KIND_CLOTH``, ``KIND_FLUID`` or
+            ``KIND_SOFT``.
         particle_is_cloth: (N,) bool, kind is cloth.
         particle_is_fluid: (N,) bool, kind is fluid (``World.add_fluid``).
         particle_is_grain: (N,) bool, kind is granular (``World.add_granular``).
@@ -101,6 +104,8 @@ class ParticleModel:
         tether: long-range attachments of pinned cloth (unilateral, one per free vertex).
         soft_pin_idx, soft_pin_compliance: (S,) soft-pinned particles and the XPBD compliance (m/N) of
             the zero-length spring holding each to its target (``World.add_cloth(soft_pins=...)``).
+        soft: the soft bodies' clusters (:mod:`.soft`; None without soft bodies).
+        balloons: the balloons' pressure constraints (:mod:`.balloon`; None without balloons).
     """
 
     def __init__(self) -> None:
@@ -117,6 +122,8 @@ class ParticleModel:
         self._stretch_limits: list[DistanceConstraints] = []
         self._tethers: list[tuple[IntArray, IntArray, FloatArray]] = []
         self._soft_pins: list[tuple[IntArray, FloatArray]] = []
+        self._soft: list[SoftClusters] = []
+        self._balloons: list[Balloons] = []
         self.built = False
         self.finalize()
 
@@ -124,6 +131,11 @@ class ParticleModel:
     def rigid_count(self) -> int:
         """Number of rigid bodies B."""
         return len(self._rigid_mass)
+
+    @property
+    def soft_cluster_count(self) -> int:
+        """Number of soft-body clusters added so far."""
+        return sum(part.n_clusters for part in self._soft)
 
     # ------------------------------------------------------------------ builder
     def add_particles(
@@ -213,6 +225,14 @@ class ParticleModel:
         self._soft_pins.append((idx, compliance))
         self.built = False
 
+    def add_deformable(self, part: SoftClusters | Balloons) -> None:
+        """Append one soft body's clusters or one balloon's pressure constraint (global indices)."""
+        if isinstance(part, SoftClusters):
+            self._soft.append(part)
+        else:
+            self._balloons.append(part)
+        self.built = False
+
     # ------------------------------------------------------------------ frozen arrays
     def finalize(self) -> None:
         """Concatenate the per-body parts into the frozen fields (no-op if nothing was added)."""
@@ -293,4 +313,6 @@ class ParticleModel:
         soft = [*self._soft_pins, (np.zeros(0, np.int64), np.zeros(0))]
         self.soft_pin_idx: IntArray = np.concatenate([s[0] for s in soft])
         self.soft_pin_compliance: FloatArray = np.concatenate([s[1] for s in soft])
+        self.soft = SoftClusters.concatenate(self._soft)
+        self.balloons = Balloons.concatenate(self._balloons)
         self.built = True

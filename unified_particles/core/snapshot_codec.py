@@ -47,6 +47,8 @@ def encode(state: ParticleState, solver: Solver, time: float, frame: int) -> Sna
         fluid_reference=solver.fluid.pairs.reference.copy() if solver.fluid is not None else np.zeros((0, 3)),
         joint_broken=solver.joints.broken.astype(np.float64) if solver.joints is not None else np.zeros(0),
         depenetration_groups=depenetration.to_array(solver.depen),
+        soft_rest=st.soft_rest.copy(),
+        balloon_inflation=st.balloon_inflation.copy(),
     )
 
 
@@ -74,6 +76,8 @@ def restore(
         fluid_ref = np.asarray(snap.fluid_reference, dtype=np.float64).reshape(-1, 3)
         broken = np.asarray(snap.joint_broken, dtype=np.float64).ravel()
         depen = np.asarray(snap.depenetration_groups, dtype=np.float64).ravel()
+        soft_rest = np.asarray(snap.soft_rest, dtype=np.float64).reshape(-1, 3)
+        inflation = np.asarray(snap.balloon_inflation, dtype=np.float64).ravel()
         time, frame = float(snap.time), int(snap.frame)
     except (TypeError, ValueError) as exc:
         raise SimulationInputError(f"not a World snapshot: {exc}") from None
@@ -95,6 +99,8 @@ def restore(
         raise SimulationInputError(f"snapshot neighbour reference has shape {nb_ref.shape}")
     if active.shape not in ((0,), (n,)):
         raise SimulationInputError(f"snapshot particle activity has shape {active.shape}")
+    if len(soft_rest) not in (0, len(st.soft_rest)) or len(inflation) not in (0, len(st.balloon_inflation)):
+        raise SimulationInputError("snapshot has different soft bodies or balloons")
     joints = solver.joints
     if len(broken) and (joints is None or broken.shape != joints.broken.shape):
         raise SimulationInputError("snapshot has a different number of joints")
@@ -112,6 +118,11 @@ def restore(
     else:
         raise SimulationInputError("snapshot has a different number of soft pins")
     st.active = active > 0.5 if len(active) else np.ones(n, dtype=bool)
+    model = solver.model  # older snapshots: build-time rest shapes, inflation 1
+    if model.soft is not None:
+        st.soft_rest = soft_rest.copy() if len(soft_rest) else model.soft.rest.copy()
+    if len(st.balloon_inflation):
+        st.balloon_inflation = inflation.copy() if len(inflation) else np.ones(len(st.balloon_inflation))
     if joints is not None:  # before the pair lists: a joint may keep its bodies from colliding
         joints.broken = broken > 0.5 if len(broken) else np.zeros(len(joints), dtype=bool)
     # The bodies overlapping at the start, as the straight run found them (after ensure_built above).

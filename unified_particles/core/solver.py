@@ -202,6 +202,10 @@ class Solver:
             self._solve_shape_matching(state, x_pred, touching)
             if self.joints is not None:  # on the shape-matched poses (core/joints.py)
                 self.joints.solve(model, state, x, x_pred, rot_prev, h, r)
+        if model.soft is not None:  # soft bodies' overlapping clusters, plastic flow (core/soft.py)
+            model.soft.solve(x_pred, state.soft_rest, h, model.particle_inv_mass)
+        if model.balloons is not None:  # balloons' volume (core/balloon.py), before the stretch solve
+            model.balloons.solve(x_pred, state.balloon_inflation, h, model.particle_inv_mass)
         if self.soft_pin_motion is not None:
             self._solve_soft_pins(self.soft_pin_motion, x_pred, alpha, h)
         if len(model.tether):

@@ -47,6 +47,10 @@ class Snapshot:
             snapshots from before joints (none broken).
         depenetration_groups: the bodies overlapping at the start (``depenetration.to_array``): (0,) not
             found yet (and in older snapshots), else -1 and the collision groups (G,).
+        soft_rest: (M, 3) the soft bodies' cluster rest offsets (plastic flow); (0, 3) without soft bodies
+            and in older snapshots (the build-time rest shapes).
+        balloon_inflation: (K,) each balloon's inflation ratio; (0,) without balloons and in older
+            snapshots (1).
     """
 
     particle_count: int
@@ -68,6 +72,8 @@ class Snapshot:
     fluid_reference: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     joint_broken: FloatArray = field(default_factory=lambda: np.zeros(0))
     depenetration_groups: FloatArray = field(default_factory=lambda: np.zeros(0))
+    soft_rest: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
+    balloon_inflation: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def nbytes(self) -> int:
@@ -120,6 +126,8 @@ _ARRAY_FIELDS = frozenset(
         "fluid_reference",
         "joint_broken",
         "depenetration_groups",
+        "soft_rest",
+        "balloon_inflation",
     )
 )
 # Fields added with kinematic bodies: snapshots saved before them (e.g. a bake to resume) still load.
@@ -134,6 +142,8 @@ _OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {
     "fluid_reference",
     "joint_broken",
     "depenetration_groups",
+    "soft_rest",
+    "balloon_inflation",
 }
 
 
@@ -166,6 +176,9 @@ class ParticleState:
         soft_pin_target: (S, 3) each soft pin's anchor now (``ParticleModel.soft_pin_idx`` order).
         active: (N,) bool, the particle is live; False for fluid slots not emitted yet or removed, which
             keep their place and take part in nothing.
+        soft_rest: (M, 3) each soft-body cluster membership's rest offset now, metres (plastic flow
+            changes it; ``ParticleModel.soft``).
+        balloon_inflation: (K,) each balloon's target volume over its rest volume (``World.set_inflation``).
     """
 
     positions: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -177,6 +190,8 @@ class ParticleState:
     rigid_target: FloatArray = field(default_factory=lambda: np.zeros((0, 4, 4)))
     soft_pin_target: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     active: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    soft_rest: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
+    balloon_inflation: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def particle_count(self) -> int:

@@ -65,7 +65,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import snapshot_codec
-from .bodies import Body, Cloth, Fluid, Granular, RigidBody
+from .bodies import Body, Cloth, Fluid, Granular, RigidBody, SoftBody
 from .builder import DEFAULT_ROLLING_FRICTION, WorldBuilder, positive, world_settings
 from .colliders import MeshCollider, PlaneCollider
 from .divergence import diverged_particles, divergence_error
@@ -274,6 +274,7 @@ class World:
         soft_pin_frequency: ArrayLike = 2.0,
         bending_rigidity: float | None = None,
         thickness: float | None = None,
+        inflation: float | None = None,
     ) -> Cloth:
         """Add a cloth: one particle per vertex, distance constraints on edges and across edges.
 
@@ -305,11 +306,46 @@ class World:
                 isometric bending (core/bending.py; silk 3e-6, denim 1e-4) replaces ``bend_compliance``.
             thickness: contact radius of the cloth's vertex particles, metres (None: the world's radius),
                 independent of the vertex spacing.
+            inflation: a balloon: the closed mesh is held at this many times its volume (core/balloon.py;
+                change it with :meth:`set_inflation`). None: no pressure.
         """
         return self._builder.add_cloth(
             vertices, faces, mass, stretch_compliance, bend_compliance, pinned, self_collision, friction,
             name, tether_give, initial_velocity, soft_pins, soft_pin_frequency, bending_rigidity, thickness,
+            inflation,
         )  # fmt: skip
+
+    def add_soft(
+        self, vertices: ArrayLike, faces: ArrayLike, density: float = 1000.0, stiffness: float = 20.0,
+        cluster_spacing: float | None = None, cluster_radius: float | None = None, friction: float = 0.5,
+        pinned: ArrayLike | None = None, plastic_yield: float | None = None, plastic_creep: float = 0.0,
+        mass: float | None = None, name: str | None = None, initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
+    ) -> SoftBody:  # fmt: skip
+        """Add a soft body: the mesh filled as a rigid body, held by overlapping shape-matching clusters of
+        ``stiffness`` Hz (plastic above ``plastic_yield``); arguments: :meth:`.builder.WorldBuilder.add_soft`.
+        Presets: ``core.SOFT_PRESETS``."""
+        return self._builder.add_soft(
+            vertices, faces, density, stiffness, cluster_spacing, cluster_radius, friction, pinned,
+            plastic_yield, plastic_creep, mass, name, initial_velocity,
+        )  # fmt: skip
+
+    def set_inflation(self, cloth: Cloth, ratio: float) -> None:
+        """Set a balloon's inflation ratio (target volume / rest volume, > 0) for the next steps."""
+        self._builder.set_inflation(cloth, ratio)
+
+    def soft_cluster_frames(self, at_build: bool = False) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Each soft-body cluster's rest centre (C, 3), best-fit affine map (C, 3, 3) from its rest shape to
+        now (``at_build``: to the build positions) and centre (C, 3), metres (``SoftClusters.affine``)."""
+        self._solver.ensure_built()
+        soft = self.model.soft
+        if soft is None:
+            return np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros((0, 3))
+        return (soft.center, *soft.affine(self.model.particle_rest_q if at_build else self.positions))
+
+    @property
+    def balloon_inflation(self) -> FloatArray:
+        """(K,) each balloon's inflation ratio (a copy)."""
+        return self._state.balloon_inflation.copy()
 
     def add_granular(
         self,

@@ -25,8 +25,10 @@ DEFAULT_CACHE_DIRECTORY = "//unified_particles_cache/"
 
 
 def role(obj: bpy.types.Object) -> str:
-    """The object's simulation role ("NONE" if it is not simulated)."""
-    return str(object_settings(obj).role)
+    """The object's simulation role ("NONE" if it is not simulated); a soft body bakes as a cloth does (the
+    simulation moves its mesh's vertices), so it is "CLOTH" here."""
+    kind = str(object_settings(obj).role)
+    return "CLOTH" if kind == "SOFT" else kind
 
 
 def abspath(path: str) -> str:
