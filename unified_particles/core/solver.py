@@ -27,7 +27,7 @@ from .distance import GaussSeidelSolver, JacobiSolver
 from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
-from .grain_support import support_grains
+from .grain_support import SupportSweep
 from .joints import JointSystem
 from .kinematic import KinematicFrame
 from .model import KIND_CLOTH, ParticleModel
@@ -112,6 +112,7 @@ class Solver:
         self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
         self.depen: Depenetration | None = None  # bodies overlapping at the start (depenetration.py)
         self.collider_push = np.zeros(0)  # (K,) m, each collider contact's push this small step (struck.py)
+        self.grain_support = SupportSweep()  # the grain support pass (grain_support.py)
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
@@ -212,7 +213,7 @@ class Solver:
                 model.particle_is_grain if self._dynamic is None else model.particle_is_grain & self._dynamic
             )
             every_pair = model.all_grains and self._dynamic is None
-            support_grains(x, x_pred, pair_i, pair_j, grain, every_pair, self.radius, self.gravity)
+            self.grain_support(x, x_pred, pair_i, pair_j, grain, every_pair, self.radius, self.gravity)
         # 6. Velocity update, restitution, sleeping; commit positions.
         reach = 2.0 * self.radius + self.margin  # kinematic pairs a push may have just parted (struck.py)
         struck = struck_contacts(
