@@ -27,7 +27,7 @@ from .distance import GaussSeidelSolver, JacobiSolver
 from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
-from .grain_support import support_grains
+from .grain_support import SupportSweep
 from .joints import JointSystem
 from .kinematic import KinematicFrame
 from .model import KIND_CLOTH, ParticleModel
@@ -115,6 +115,7 @@ class Solver:
         self.depen: Depenetration | None = None  # bodies overlapping at the start (depenetration.py)
         self.collider_push = np.zeros(0)  # (K,) m, each collider contact's push this small step (struck.py)
         self._sizes: tuple[Radius, Radius] | None = None
+        self.grain_support = SupportSweep()  # the grain support pass (grain_support.py)
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
@@ -225,7 +226,7 @@ class Solver:
                 model.particle_is_grain if self._dynamic is None else model.particle_is_grain & self._dynamic
             )
             every_pair = model.all_grains and self._dynamic is None
-            support_grains(x, x_pred, pair_i, pair_j, grain, every_pair, r, self.gravity)
+            self.grain_support(x, x_pred, pair_i, pair_j, grain, every_pair, r, self.gravity)
         # 6. Velocity update, restitution, sleeping; commit positions.
         reach = 2.0 * largest(r) + largest(margin)  # kinematic pairs a push may have just parted (struck.py)
         struck = struck_contacts(
