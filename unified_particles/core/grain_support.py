@@ -179,8 +179,9 @@ def support_grains(
 def _push(d: FloatArray, runs: IntArray, step: FloatArray, rest: Any, r: Any) -> FloatArray:
     """(3, M) each grain's move out of its supports: ``d`` (3, P) from each support to the grain (used
     as scratch), the grains' pairs in runs starting at ``runs`` (M,), their steps x* - x (3, M),
-    ``rest`` the contact distance and ``r`` the radius, metres (scalars, or (P,) per pair). One NumPy call per dot product (einsum over the coordinate
-    axis): a layer's few hundred pairs cost calls, not arithmetic."""
+    ``rest`` the contact distance and ``r`` the radius, metres (scalars, or (P,) per pair). One NumPy
+    call per dot product (einsum over the coordinate axis): a layer's few hundred pairs cost calls, not
+    arithmetic."""
     dist = np.sqrt(np.einsum("ij,ij->j", d, d))
     overlap = rest - dist
     # Out of the (immovable) grain below, by the overlap; summed over each grain's supports.
