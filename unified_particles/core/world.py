@@ -58,7 +58,7 @@ Position Based Fluids compress under deep columns with one density iteration per
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -75,6 +75,7 @@ from .limits import BYTES_PER_PARTICLE, DEFAULT_MEMORY_FRACTION, ParticleBudget
 from .limits import physical_memory as _physical_memory
 from .model import ParticleModel
 from .pins import PinSchedule, finish_pins
+from .rope import Rope, add_rope
 from .settings import SolverSettings
 from .solver import Solver
 from .state import ParticleState, Snapshot
@@ -332,6 +333,31 @@ class World:
         return self._builder.add_granular(
             points, density, friction, cohesion, name, initial_velocity, rolling_friction, kinetic_friction
         )
+
+    def add_rope(
+        self,
+        points: ArrayLike,
+        radius: float | None = None,
+        mass: float | None = None,
+        density: float = 1000.0,
+        stretch_compliance: float = 0.0,
+        bend_compliance: float | None = 1e-2,
+        pinned: ArrayLike | str | None = None,
+        friction: float = 0.5,
+        self_collision: bool = True,
+        name: str | None = None,
+        initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
+        tether_give: float | None = 0.01,
+        attach: Sequence[tuple[int, RigidBody]] | None = None,
+    ) -> Rope:
+        """Add a rope or chain: particles every ~2r along the polyline ``points`` (K, 3), world metres,
+        linked by distance constraints, bending across two links, optional pins ("start", "end", "both" or
+        particle indices) and ties of its particles to rigid bodies (``attach``: (index, body) pairs).
+        Every argument is described in :func:`.rope.add_rope`."""
+        return add_rope(
+            self._builder, points, radius, mass, density, stretch_compliance, bend_compliance, pinned,
+            friction, self_collision, name, initial_velocity, tether_give, attach,
+        )  # fmt: skip
 
     def add_fluid(
         self,
