@@ -70,6 +70,7 @@ from .builder import DEFAULT_ROLLING_FRICTION, WorldBuilder, positive, world_set
 from .colliders import MeshCollider, PlaneCollider
 from .divergence import diverged_particles, divergence_error
 from .fields import FieldSystem, ForceField
+from .glue import glue_touching
 from .joints import Joint, add_joint
 from .limits import BYTES_PER_PARTICLE, DEFAULT_MEMORY_FRACTION, ParticleBudget
 from .limits import physical_memory as _physical_memory
@@ -510,6 +511,13 @@ class World:
     ) -> Joint:
         """Join rigid body ``body_a`` to ``body_b`` (None: the world): see :func:`.joints.add_joint`."""
         return add_joint(self._solver, self._state, self._builder.bodies, body_a, body_b, kind, kw)
+
+    def glue(
+        self, bodies: Sequence[RigidBody] | None = None, strength: float = 1e5, gap: float | None = None
+    ) -> list[Joint]:
+        """Glue every two rigid ``bodies`` (None: all) that touch now with a FIXED joint that breaks above
+        ``strength`` (Pa) times the glued area; returns the joints. See :func:`.glue.glue_touching`."""
+        return glue_touching(self, bodies, strength, gap)
 
     @property
     def joints(self) -> list[Joint]:
