@@ -41,6 +41,7 @@ ROLES = [
     ("FLUID", "Fluid", "Liquid filling the mesh's volume (blender/fluids.py)"),
     ("INFLOW", "Inflow", "Pours liquid from its volume every frame between its start and end frames"),
     ("OUTFLOW", "Outflow", "Liquid inside it is removed every frame"),
+    ("ROPE", "Rope", "Rope or chain along a curve or an edge-only mesh: particles one diameter apart"),
 ]
 
 FLOW_AXES = [
@@ -281,6 +282,18 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         description="With Pin Stiffness below 1: vertices of weight 1 stay held exactly and only lower "
         "weights are springs, as Blender's cloth pins them (Convert Blender Physics turns it on)",
         default=False,
+        update=_invalidate,
+    )
+    rope_pins: EnumProperty(  # type: ignore[valid-type]
+        name="Rope Pins",
+        description="Ends of a rope held in place; they follow the object as it moves (keyframes, parents)",
+        items=[
+            ("NONE", "None", "The rope is free"),
+            ("START", "Start", "The curve's first point is pinned"),
+            ("END", "End", "The curve's last point is pinned"),
+            ("BOTH", "Both", "Both ends are pinned (a rope bridge, a washing line)"),
+        ],
+        default="NONE",
         update=_invalidate,
     )
     self_collision: BoolProperty(  # type: ignore[valid-type]
