@@ -79,5 +79,11 @@ def test_glue_only_joins_touching_rigid_bodies_and_checks_its_input() -> None:
     assert [(j.body_a, j.body_b, j.kind) for j in joints] == [(a, b, "FIXED")]
     with pytest.raises(SimulationInputError, match="glue strength"):
         w.glue(strength=0.0)
+    with pytest.raises(SimulationInputError, match="one per body"):
+        w.glue([a, b], strength=[1e4, 1e4, 1e4])
+    # One strength per body: a seam holds with its weaker side; a body of strength 0 is not glued.
+    (seam,) = w.glue([a, b], strength=[1e4, 3e4])
+    assert seam.break_force == pytest.approx(1e4 * 0.2 * 0.2)
+    assert w.glue([a, b], strength=[0.0, 3e4]) == []
     with pytest.raises(SimulationInputError, match="not a rigid body"):
         w.glue([a, grains], strength=1e4)  # type: ignore[list-item]

@@ -144,6 +144,7 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
         if role == "RIGID":
             _draw_mass(col, settings, "density")
             col.prop(settings, "friction")
+            col.prop(settings, "glue_strength")
         elif role == "CLOTH":
             _draw_mass(col, settings, "area_density")
             col.prop(settings, "friction")

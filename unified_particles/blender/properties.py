@@ -284,6 +284,17 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         default=False,
         update=_invalidate,
     )
+    glue_strength: FloatProperty(  # type: ignore[valid-type]
+        name="Glue Strength",
+        description="Rigid bodies touching at the start are glued where both have a Glue Strength > 0: a "
+        "seam breaks when pulled with more than the weaker side's strength times its area (Pa: mortar 1e5 "
+        "to 1e6). 0: not glued",
+        default=0.0,
+        min=0.0,
+        max=1e9,
+        soft_max=1e7,
+        update=_invalidate,
+    )
     rope_pins: EnumProperty(  # type: ignore[valid-type]
         name="Rope Pins",
         description="Ends of a rope held in place; they follow the object as it moves (keyframes, parents)",

@@ -231,6 +231,11 @@ def make_world(
             found[obj.name] = _problem_text(obj, exc)
             first = first if first is not None else exc
     unmapped, _ = joints.add_joints(world, entries, scene)  # rigid body constraints (blender/joints.py)
+    glued = [(e.body, float(object_settings(bpy.data.objects[e.name]).glue_strength)) for e in entries
+             if e.kind == "RIGID" and e.name in bpy.data.objects]  # fmt: skip
+    glued = [(body, strength) for body, strength in glued if strength > 0.0]
+    if len(glued) > 1:  # Glue Strength: touching rigid bodies glued by breakable joints (core/glue.py)
+        world.glue([b for b, _ in glued], strength=[s for _, s in glued])
     if problems is not None:
         problems.update(unmapped)
     if first is not None:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .bodies import RigidBody
 from .builder import positive
@@ -35,10 +36,26 @@ if TYPE_CHECKING:
 GLUE_GAP_RADII = 1.0
 
 
+def _strengths(strength: float | Sequence[float], n: int) -> NDArray[np.float64]:
+    """(n,) glue strengths, Pa, from one number or one per body, checked (>= 0 and finite, one > 0)."""
+    try:
+        s = np.asarray(strength, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise SimulationInputError(
+            f"glue strength must be a number or one per body, got {strength!r}"
+        ) from None
+    if s.ndim > 1 or (s.ndim == 1 and len(s) != n):
+        raise SimulationInputError(f"glue strength must be one number or one per body ({n}), got {s.shape}")
+    s = np.broadcast_to(s, (n,))
+    if not np.all(np.isfinite(s)) or (n and (s.min() < 0.0 or s.max() <= 0.0)):
+        raise SimulationInputError(f"glue strength must be finite, >= 0 and some > 0 (Pa), got {strength!r}")
+    return s
+
+
 def glue_touching(
     world: World,
     bodies: Sequence[RigidBody] | None,
-    strength: float,
+    strength: float | Sequence[float],
     gap: float | None = None,
 ) -> list[Joint]:
     """Glue every two of ``bodies`` whose particles touch now; returns the new joints.
@@ -47,13 +64,15 @@ def glue_touching(
         world: the world the bodies belong to.
         bodies: the rigid bodies to glue to each other (None: every rigid body of the world).
         strength: tensile strength of the glue, Pa (N/m^2) of glued area: a seam of area A breaks when
-            pulled with more than strength * A newtons (mortar ~1e5-1e6 Pa, hot glue ~1e6).
+            pulled with more than strength * A newtons (mortar ~1e5-1e6 Pa, hot glue ~1e6); or one per
+            body of ``bodies``, a seam then holding with the weaker of its two sides (0: that body is not
+            glued).
         gap: particles farther apart than 2r + gap are not glued, metres (None: ``GLUE_GAP_RADII`` r).
 
     Raises:
-        SimulationInputError: a body is not a rigid body of this world, or the strength or gap is not > 0.
+        SimulationInputError: a body is not a rigid body of this world, a strength is negative or none is
+            > 0, or the gap is not > 0.
     """
-    strength = positive(strength, "glue strength")
     r = world.radius
     reach = 2.0 * r + (GLUE_GAP_RADII * r if gap is None else positive(gap, "glue gap"))
     known = [b for b in world.bodies if isinstance(b, RigidBody)]
@@ -61,6 +80,9 @@ def glue_touching(
     for body in chosen:
         if not any(b is body for b in known):
             raise SimulationInputError(f"{body!r} is not a rigid body of this world: glue joins those")
+    per_body = _strengths(strength, len(chosen))
+    chosen = [b for b, s in zip(chosen, per_body, strict=True) if s > 0.0]
+    per_body = per_body[per_body > 0.0]
     if len(chosen) < 2:
         return []
     idx = np.concatenate([b.indices for b in chosen])
@@ -82,7 +104,7 @@ def glue_touching(
     side_a = np.bincount(np.unique(which * n + lo) // n, minlength=len(pairs))
     side_b = np.bincount(np.unique(which * n + hi) // n, minlength=len(pairs))
     area = 0.5 * (side_a + side_b) * (2.0 * r) ** 2
-    force = strength * area
+    force = np.minimum(per_body[pairs // len(chosen)], per_body[pairs % len(chosen)]) * area
     joints = []
     for p, key_p in enumerate(pairs.tolist()):  # one joint per glued pair (build time, not per step)
         body_a, body_b = chosen[key_p // len(chosen)], chosen[key_p % len(chosen)]

@@ -513,10 +513,14 @@ class World:
         return add_joint(self._solver, self._state, self._builder.bodies, body_a, body_b, kind, kw)
 
     def glue(
-        self, bodies: Sequence[RigidBody] | None = None, strength: float = 1e5, gap: float | None = None
+        self,
+        bodies: Sequence[RigidBody] | None = None,
+        strength: float | Sequence[float] = 1e5,
+        gap: float | None = None,
     ) -> list[Joint]:
         """Glue every two rigid ``bodies`` (None: all) that touch now with a FIXED joint that breaks above
-        ``strength`` (Pa) times the glued area; returns the joints. See :func:`.glue.glue_touching`."""
+        ``strength`` (Pa, or one per body: the weaker side's) times the glued area; returns the joints.
+        See :func:`.glue.glue_touching`."""
         return glue_touching(self, bodies, strength, gap)
 
     @property
