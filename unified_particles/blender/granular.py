@@ -22,12 +22,14 @@ from .rna import as_type, context_scene, mesh_of, object_settings
 
 NODE_GROUP_SUFFIX = " Grains Spheres"
 # Roles whose source is drawn by a particle object: grains here, liquids in ``fluids`` (same pointers).
-PARTICLE_ROLES = ("GRANULAR", "FLUID", "INFLOW")
+PARTICLE_ROLES = ("GRANULAR", "FLUID", "INFLOW", "ROPE")
+# The particle object's name: the source's and this (fluids: " Fluid").
+_SUFFIX = {"GRANULAR": " Grains", "ROPE": " Rope"}
 
 
 def particle_object_name(source: bpy.types.Object) -> str:
     """The name of a source's particle object: ``<source> Grains`` or ``<source> Fluid``."""
-    return source.name + (" Grains" if object_settings(source).role == "GRANULAR" else " Fluid")
+    return source.name + _SUFFIX.get(object_settings(source).role, " Fluid")
 
 
 def _link(
@@ -80,7 +82,7 @@ def create_particle_object(
     source: bpy.types.Object, points_world: FloatArray, radius: float | FloatArray
 ) -> bpy.types.Object:
     """Create the particle object of ``source`` with grains at ``points_world`` and hide the source."""
-    name = f"{source.name} Grains"
+    name = particle_object_name(source)
     mesh = bpy.data.meshes.new(name)
     mesh_io.set_point_cloud(mesh, points_world, radius)
     material = source_material(source)
@@ -90,11 +92,11 @@ def create_particle_object(
     collections = list(source.users_collection) or [context_scene(bpy.context).collection]
     for collection in collections:
         collection.objects.link(obj)
-    modifier = as_type(obj.modifiers.new("Grains", "NODES"), bpy.types.NodesModifier)
+    modifier = as_type(obj.modifiers.new(name[len(source.name) + 1 :], "NODES"), bpy.types.NodesModifier)
     modifier.node_group = sphere_node_group(name + NODE_GROUP_SUFFIX, material)
     object_settings(obj).source_object = source
     object_settings(source).particle_object = obj
-    if object_settings(source).role != "GRANULAR":  # not a re-creation: remember the user's setting
+    if object_settings(source).role not in _SUFFIX:  # not a re-creation: remember the user's setting
         object_settings(source).source_hidden_render = source.hide_render
     source.hide_render = True
     source.hide_set(True)

@@ -25,6 +25,7 @@ from . import (
     granular,
     identity,
     mesh_io,
+    rope,
     scene_reader,
     simulation,
     sizes,
@@ -356,6 +357,54 @@ class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
             object_settings(obj).density = 1600.0  # a sand-like default rather than water
 
 
+class UNIFIED_PARTICLES_OT_make_rope(bpy.types.Operator):
+    """Simulate the selected curves or edge-only meshes as ropes: particles one diameter apart along them"""
+
+    bl_idname = "unified_particles.make_rope"
+    bl_label = "Make Rope"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return _object_mode_poll(cls, context)
+
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        objects = [o for o in (_owner(s) for s in context.selected_objects) if o is not None]
+        objects = list(dict.fromkeys(objects))
+        if not objects:
+            self.report({"ERROR"}, "Select one or more curves (or meshes of edges) first")
+            return {"CANCELLED"}
+        scene = context_scene(context)
+        radius = float(scene_settings(scene).particle_radius)
+        depsgraph = context.evaluated_depsgraph_get()
+        points = {}
+        for obj in objects:
+            if not rope.can_be_rope(obj):
+                self.report(
+                    {"ERROR"}, f"{obj.name!r} is not a curve or a mesh of edges only: it cannot be a rope"
+                )
+                return {"CANCELLED"}
+            try:  # the particles it will have, checked now, before anything changed
+                points[obj.name] = World(radius=radius).add_rope(rope.rope_points(obj, depsgraph)).positions
+            except SimulationInputError as exc:
+                self.report({"ERROR"}, f"{obj.name!r}: {exc}" if repr(obj.name) not in str(exc) else str(exc))
+                return {"CANCELLED"}
+        for obj in objects:
+            if object_settings(obj).role != "ROPE":
+                release(obj)
+            object_settings(obj).role = "ROPE"
+            target = object_settings(obj).particle_object
+            if target is None:
+                granular.create_particle_object(obj, points[obj.name], radius)
+            else:
+                granular.update_particle_object(target, points[obj.name], radius)
+        scene.render.use_lock_interface = True
+        simulation.invalidate(scene, None)
+        count = sum(len(p) for p in points.values())
+        self.report({"INFO"}, f"Rope: {', '.join(o.name for o in objects)} ({count} particles)")
+        return {"FINISHED"}
+
+
 class UNIFIED_PARTICLES_OT_make_collider(_MakeOperator):
     """Make the selected meshes obstacles: static, or moving with their animation"""
 
@@ -589,6 +638,7 @@ classes: tuple[type, ...] = (
     UNIFIED_PARTICLES_OT_make_soft,
     UNIFIED_PARTICLES_OT_make_granular,
     UNIFIED_PARTICLES_OT_make_collider,
+    UNIFIED_PARTICLES_OT_make_rope,
     UNIFIED_PARTICLES_OT_make_fluid,
     UNIFIED_PARTICLES_OT_make_inflow,
     UNIFIED_PARTICLES_OT_make_outflow,

@@ -53,6 +53,7 @@ class UNIFIED_PARTICLES_PT_main(_SidebarPanel):
         row = col.row(align=True)
         row.operator("unified_particles.make_granular", text="Granular", icon="PARTICLES")
         row.operator("unified_particles.make_collider", text="Collider", icon="MOD_PHYSICS")
+        row.operator("unified_particles.make_rope", text="Rope", icon="CURVE_DATA")
         row = col.row(align=True)
         row.operator("unified_particles.make_fluid", text="Fluid", icon="MOD_FLUIDSIM")
         row.operator("unified_particles.make_inflow", text="Inflow", icon="IMPORT")
@@ -145,6 +146,7 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             _draw_mass(col, settings, "density")
             col.prop(settings, "friction")
             _draw_size(col, settings, "Particle Size")
+            col.prop(settings, "glue_strength")
         elif role == "CLOTH":
             _draw_mass(col, settings, "area_density")
             col.prop(settings, "friction")
@@ -187,6 +189,11 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             _draw_size(col, settings, "Particle Size")
             col.prop(settings, "size_spread", slider=True)
             col.prop(settings, "particle_object")
+        elif role == "ROPE":
+            _draw_mass(col, settings, "density")
+            col.prop(settings, "friction")
+            col.prop(settings, "rope_pins")
+            col.prop(settings, "particle_object")
         elif role == "COLLIDER":
             col.prop(settings, "collider_shape")
             col.prop(settings, "friction")
@@ -194,7 +201,7 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             _draw_liquid(col, settings)
         elif role == "OUTFLOW":
             col.label(text="Liquid inside it is removed every frame", icon="INFO")
-        if role in ("RIGID", "CLOTH", "SOFT", "GRANULAR", "FLUID"):  # thrown and animated bodies
+        if role in ("RIGID", "CLOTH", "SOFT", "GRANULAR", "FLUID", "ROPE"):  # thrown and animated bodies
             col.prop(settings, "initial_velocity")  # m/s (unit VELOCITY), world axes
         if role == "RIGID":
             row = col.row()

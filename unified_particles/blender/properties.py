@@ -43,6 +43,7 @@ ROLES = [
     ("FLUID", "Fluid", "Liquid filling the mesh's volume (blender/fluids.py)"),
     ("INFLOW", "Inflow", "Pours liquid from its volume every frame between its start and end frames"),
     ("OUTFLOW", "Outflow", "Liquid inside it is removed every frame"),
+    ("ROPE", "Rope", "Rope or chain along a curve or an edge-only mesh: particles one diameter apart"),
 ]
 
 FLOW_AXES = [
@@ -324,6 +325,29 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         default=1.0,
         min=0.05,
         max=10.0,
+        update=_invalidate,
+    )
+    glue_strength: FloatProperty(  # type: ignore[valid-type]
+        name="Glue Strength",
+        description="Rigid bodies touching at the start are glued where both have a Glue Strength > 0: a "
+        "seam breaks when pulled with more than the weaker side's strength times its area (Pa: mortar 1e5 "
+        "to 1e6). 0: not glued",
+        default=0.0,
+        min=0.0,
+        max=1e9,
+        soft_max=1e7,
+        update=_invalidate,
+    )
+    rope_pins: EnumProperty(  # type: ignore[valid-type]
+        name="Rope Pins",
+        description="Ends of a rope held in place; they follow the object as it moves (keyframes, parents)",
+        items=[
+            ("NONE", "None", "The rope is free"),
+            ("START", "Start", "The curve's first point is pinned"),
+            ("END", "End", "The curve's last point is pinned"),
+            ("BOTH", "Both", "Both ends are pinned (a rope bridge, a washing line)"),
+        ],
+        default="NONE",
         update=_invalidate,
     )
     self_collision: BoolProperty(  # type: ignore[valid-type]

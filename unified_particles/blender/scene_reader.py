@@ -38,7 +38,7 @@ import numpy as np
 
 from ..core import MeshCollider, SimulationInputError, SoftBody, World, fill_mesh_with_grains
 from ..core.sizes import grain_radii
-from . import cloth_result, fields, flat_colliders, fluids, granular, joints, mesh_io, sizes
+from . import cloth_result, fields, flat_colliders, fluids, granular, joints, mesh_io, rope, sizes
 from .materials import TETHER_GIVE, bending_rigidity_si, soft_pin_frequency, stiffness_to_compliance
 from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
 from .rna import mesh_of, object_settings, scene_settings
@@ -52,7 +52,7 @@ from .transforms import (
     uses_animated,
 )
 
-SIM_ROLES = ("RIGID", "CLOTH", "SOFT", "GRANULAR", "COLLIDER", "FLUID", "INFLOW", "OUTFLOW")
+SIM_ROLES = ("RIGID", "CLOTH", "SOFT", "GRANULAR", "COLLIDER", "FLUID", "INFLOW", "OUTFLOW", "ROPE")
 # Roles that only act on the others (nothing of theirs moves).
 _PASSIVE_ROLES = ("COLLIDER", "OUTFLOW")
 # Refuse to fill one object with more grains than this (the viewport and the solver would crawl).
@@ -118,6 +118,7 @@ class Entry:
     # object shows at the start frame; write-back (show_fills) writes them and sets target and rest_local.
     fill: tuple[FloatArray, np.ndarray] | None = None
     radii: FloatArray | None = None  # granular with its own size: each grain's radius (N,), metres
+    pin_local: FloatArray | None = None  # rope: its pins' positions (K, 3) in its source's frame at build
 
 
 def view_layer_of(scene: bpy.types.Scene) -> bpy.types.ViewLayer | None:
@@ -207,6 +208,9 @@ def make_world(
     for obj in sorted(simulated_objects(scene), key=_is_plane):
         role = object_settings(obj).role
         try:
+            if role == "ROPE":  # curves too (blender/rope.py)
+                entries.append(_add_rope(world, obj, depsgraph))
+                continue
             if obj.type != "MESH":
                 raise RuntimeError(f"{obj.name!r} is not a mesh; clear it or convert it to a mesh")
             if role == "RIGID":
@@ -231,6 +235,11 @@ def make_world(
             found[obj.name] = _problem_text(obj, exc)
             first = first if first is not None else exc
     unmapped, _ = joints.add_joints(world, entries, scene)  # rigid body constraints (blender/joints.py)
+    glued = [(e.body, float(object_settings(bpy.data.objects[e.name]).glue_strength)) for e in entries
+             if e.kind == "RIGID" and e.name in bpy.data.objects]  # fmt: skip
+    glued = [(body, strength) for body, strength in glued if strength > 0.0]
+    if len(glued) > 1:  # Glue Strength: touching rigid bodies glued by breakable joints (core/glue.py)
+        world.glue([b for b, _ in glued], strength=[s for _, s in glued])
     if problems is not None:
         problems.update(unmapped)
     if first is not None:
@@ -389,6 +398,26 @@ def _add_granular(
     return entry
 
 
+def _add_rope(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
+    s = object_settings(obj)
+    points = rope.rope_points(obj, depsgraph)
+    body = world.add_rope(
+        points,
+        mass=float(s.mass) if s.mass_mode == "MASS" else None,
+        density=float(s.density),
+        friction=float(s.friction),
+        pinned=rope.ROPE_PINS[str(s.rope_pins)],
+        name=obj.name,
+        initial_velocity=tuple(s.initial_velocity),
+    )
+    fill = body.positions
+    entry = Entry("ROPE", obj.name, body, _particle_object_name(obj), fill=(fill, _live(len(fill))))
+    inverse = np.linalg.inv(mesh_io.matrix_to_numpy(obj.matrix_world))  # pins follow the source (move_pins)
+    entry.pin_local = mesh_io.transform_points(inverse, fill[body.pinned])
+    entry.animated = is_animated(obj)
+    return entry
+
+
 def _particle_object_name(source: bpy.types.Object) -> str:
     """The name of the source's particle object ("" before write-back has made it)."""
     target = object_settings(source).particle_object
@@ -501,8 +530,8 @@ def move_colliders(entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) 
 
 
 def move_pins(entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> None:
-    """Give the pins of every cloth whose object moves or whose mesh is deformed their place at the current
-    frame.
+    """Give the pins of every cloth (and rope) whose object moves or whose mesh is deformed their place at
+    the current frame.
 
     A pinned vertex is held where its object's world matrix of this frame puts its rest position (its
     deformed position for a cloth with deformers: an armature, shape keys, hooks, ...); the
@@ -510,6 +539,11 @@ def move_pins(entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> No
     (a cape pinned to a keyframed or parented object). Cloths that do not move keep their pins still.
     """
     for entry in entries:
+        if entry.kind == "ROPE" and entry.animated and entry.pin_local is not None and len(entry.pin_local):
+            source = bpy.data.objects.get(entry.name)  # the pins ride on the (hidden) source object
+            if source is not None:
+                matrix = mesh_io.evaluated_matrix_world(source, depsgraph)
+                entry.body.set_pin_targets(mesh_io.transform_points(matrix, entry.pin_local))
         if entry.kind != "CLOTH" or not entry.animated:
             continue
         if isinstance(entry.body, SoftBody):  # its pinned particles follow the object from its build pose

@@ -133,7 +133,7 @@ def reset(scene: bpy.types.Scene) -> None:
     objects = [o for o in scene.objects if object_settings(o).role in SIM_ROLES]
     writeback.restore_objects(objects)
     for obj in objects:
-        if object_settings(obj).role in ("GRANULAR", "FLUID", "INFLOW"):  # their particle objects
+        if object_settings(obj).role in ("GRANULAR", "FLUID", "INFLOW", "ROPE"):  # their particle objects
             target = object_settings(obj).particle_object
             if target is not None:
                 writeback.restore_objects([target])

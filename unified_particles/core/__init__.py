@@ -14,6 +14,7 @@ from .errors import SimulationDivergedError, SimulationInputError
 from .fluid import FLUID_PRESETS, fill_mesh_with_fluid
 from .geometry import fill_mesh_with_grains
 from .joints import Joint
+from .rope import Rope
 from .settings import SolverSettings
 from .soft_build import SOFT_PRESETS
 from .state import Snapshot
@@ -30,6 +31,7 @@ __all__ = [
     "MeshCollider",
     "PlaneCollider",
     "RigidBody",
+    "Rope",
     "SimulationDivergedError",
     "SimulationInputError",
     "Snapshot",

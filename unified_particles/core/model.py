@@ -26,7 +26,10 @@ IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
 # particle_kind values.
-KIND_GRANULAR, KIND_RIGID, KIND_CLOTH, KIND_FLUID, KIND_SOFT = 0, 1, 2, 3, 4
+KIND_GRANULAR, KIND_RIGID, KIND_CLOTH, KIND_FLUID, KIND_SOFT, KIND_ROPE = 0, 1, 2, 3, 4, 5
+# Rope particles this many links apart or fewer never collide with each other (core/rope.py): neighbours
+# touch at rest (spacing 2r), and two links bent by more than 60 degrees bring i and i + 2 within 2r.
+ROPE_SELF_EXCLUDED_LINKS = 2
 
 # Per-particle parts every body appends (the rigid ones only rigid bodies do), by field name.
 _PARTICLE_PARTS = (
@@ -63,7 +66,7 @@ class ParticleModel:
         particle_group: (N,) int64 collision group (one per body); same-group pairs never collide
             unless the group self-collides.
         particle_kind: (N,) int64, ``KIND_GRANULAR``, ``KIND_RIGID``, ``KIND_CLOTH``, ``KIND_FLUID`` or
-            ``KIND_SOFT``.
+            ``KIND_SOFT`` or ``KIND_ROPE``.
         particle_is_cloth: (N,) bool, kind is cloth.
         particle_is_fluid: (N,) bool, kind is fluid (``World.add_fluid``).
         particle_is_grain: (N,) bool, kind is granular (``World.add_granular``).
@@ -93,6 +96,7 @@ class ParticleModel:
         any_pairs: particle-particle contacts are possible (two groups, or one that self-collides).
         cloth_and_others: there is cloth and something that is not cloth.
         any_cloth_self: some cloth self-collides.
+        any_rope_self: some rope self-collides (``ROPE_SELF_EXCLUDED_LINKS`` neighbours excluded).
         shape_matching: rigid particles' rest shapes and masses (None without rigid bodies).
         rigid_count: B.
         rigid_mass: (B,) total mass of each rigid body, kg.
@@ -287,6 +291,8 @@ class ParticleModel:
         self.any_cloth_self = bool(
             np.any(self.group_self_collides[self.particle_group[self.particle_kind == KIND_CLOTH]])
         )
+        rope = self.particle_kind == KIND_ROPE
+        self.any_rope_self = bool(np.any(self.group_self_collides[self.particle_group[rope]]))
         self.shape_matching: ShapeMatching | None = None
         if p["rigid_idx"]:
             self.shape_matching = ShapeMatching(

@@ -30,7 +30,7 @@ from .fluid import FluidSolver
 from .grain_support import SupportSweep
 from .joints import JointSystem
 from .kinematic import KinematicFrame
-from .model import KIND_CLOTH, ParticleModel
+from .model import KIND_CLOTH, KIND_ROPE, ROPE_SELF_EXCLUDED_LINKS, ParticleModel
 from .neighbors import find_pairs, pairs_touching
 from .pair_cache import PairCache
 from .parallel import pair_chunks_map, resolve_threads
@@ -575,6 +575,12 @@ class Solver:
             apart = SELF_COLLISION_REST_DIAMETERS * pair_rest(self.sizes[0], i, j)  # 2 diameters
             near = np.einsum("ij,ij->i", d, d) < apart**2
             keep = ~(same_cloth & near)
+            i, j = i[keep], j[keep]
+        if model.any_rope_self:  # a rope's neighbours along the chain (contiguous indices) always touch
+            near = (np.abs(i - j) <= ROPE_SELF_EXCLUDED_LINKS) & (
+                model.particle_group[i] == model.particle_group[j]
+            )
+            keep = ~(near & (model.particle_kind[i] == KIND_ROPE))
             i, j = i[keep], j[keep]
         if self.joints is not None:  # joined bodies that do not collide (Blender's Disable Collisions)
             i, j = self.joints.filter_pairs(model.particle_group, i, j)

@@ -58,7 +58,7 @@ Position Based Fluids compress under deep columns with one density iteration per
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,11 +70,13 @@ from .builder import DEFAULT_ROLLING_FRICTION, WorldBuilder, positive, world_set
 from .colliders import MeshCollider, PlaneCollider
 from .divergence import diverged_particles, divergence_error
 from .fields import FieldSystem, ForceField
+from .glue import glue_touching
 from .joints import Joint, add_joint
 from .limits import BYTES_PER_PARTICLE, DEFAULT_MEMORY_FRACTION, ParticleBudget
 from .limits import physical_memory as _physical_memory
 from .model import ParticleModel
 from .pins import PinSchedule, finish_pins
+from .rope import Rope, add_rope
 from .settings import SolverSettings
 from .solver import Solver
 from .state import ParticleState, Snapshot
@@ -381,6 +383,31 @@ class World:
             radius, radius_spread, seed,
         )  # fmt: skip
 
+    def add_rope(
+        self,
+        points: ArrayLike,
+        radius: float | None = None,
+        mass: float | None = None,
+        density: float = 1000.0,
+        stretch_compliance: float = 0.0,
+        bend_compliance: float | None = 1e-2,
+        pinned: ArrayLike | str | None = None,
+        friction: float = 0.5,
+        self_collision: bool = True,
+        name: str | None = None,
+        initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
+        tether_give: float | None = 0.01,
+        attach: Sequence[tuple[int, RigidBody]] | None = None,
+    ) -> Rope:
+        """Add a rope or chain: particles every ~2r along the polyline ``points`` (K, 3), world metres,
+        linked by distance constraints, bending across two links, optional pins ("start", "end", "both" or
+        particle indices) and ties of its particles to rigid bodies (``attach``: (index, body) pairs).
+        Every argument is described in :func:`.rope.add_rope`."""
+        return add_rope(
+            self._builder, points, radius, mass, density, stretch_compliance, bend_compliance, pinned,
+            friction, self_collision, name, initial_velocity, tether_give, attach,
+        )  # fmt: skip
+
     def add_fluid(
         self,
         points: ArrayLike,
@@ -532,6 +559,17 @@ class World:
     ) -> Joint:
         """Join rigid body ``body_a`` to ``body_b`` (None: the world): see :func:`.joints.add_joint`."""
         return add_joint(self._solver, self._state, self._builder.bodies, body_a, body_b, kind, kw)
+
+    def glue(
+        self,
+        bodies: Sequence[RigidBody] | None = None,
+        strength: float | Sequence[float] = 1e5,
+        gap: float | None = None,
+    ) -> list[Joint]:
+        """Glue every two rigid ``bodies`` (None: all) that touch now with a FIXED joint that breaks above
+        ``strength`` (Pa, or one per body: the weaker side's) times the glued area; returns the joints.
+        See :func:`.glue.glue_touching`."""
+        return glue_touching(self, bodies, strength, gap)
 
     @property
     def joints(self) -> list[Joint]:

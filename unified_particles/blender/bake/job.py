@@ -210,7 +210,11 @@ class BakeJob:
                 )
             writers[write_obj.name] = obj.name
             output = bake_output(obj)
-            if entry.kind in ("GRANULAR", *FLUID_ROLES):  # the particle object carries the source's id
+            if entry.kind in (
+                "GRANULAR",
+                "ROPE",
+                *FLUID_ROLES,
+            ):  # the particle object carries the source's id
                 self._uids_before.setdefault(write_obj.name, str(object_bake(write_obj).uid))
                 object_bake(write_obj).uid = object_bake(obj).uid
             uid = object_bake(write_obj).uid or object_bake(obj).uid
@@ -330,7 +334,7 @@ class BakeJob:
     def _restore_objects(self, committing: bool = False) -> None:
         """Undo the build's changes; when ``committing`` the bake's point objects keep the point count
         the bake was written with."""
-        points = {t.write_obj.name for t in self.targets if t.kind in ("GRANULAR", *FLUID_ROLES)}
+        points = {t.write_obj.name for t in self.targets if t.kind in ("GRANULAR", "ROPE", *FLUID_ROLES)}
         for name, data in self._captured.items():
             obj = bpy.data.objects.get(name)
             if obj is not None:

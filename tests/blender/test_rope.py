@@ -1,0 +1,119 @@
+"""The Rope role from the sidebar: a Bezier curve becomes a rope that sags, bakes and replays without the
+add-on."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+from .conftest import run_blender_without_addon
+from .helpers import add_cube, run_op, small_scene, world_positions
+
+FRAMES = 8
+RADIUS = 0.05
+
+
+def _rope_curve(bpy: ModuleType) -> Any:
+    """A 2 m Bezier curve at z = 1 (Blender's default curve, scaled), its ends pinned."""
+    scene = small_scene(bpy, radius=RADIUS, substeps=2, iterations=2)
+    scene.frame_end = FRAMES
+    bpy.ops.curve.primitive_bezier_curve_add(location=(0.0, 0.0, 1.0))
+    curve = bpy.context.active_object
+    curve.scale = (1.0, 1.0, 1.0)
+    assert run_op(bpy, "make_rope", curve) == {"FINISHED"}
+    curve.unified_particles.rope_pins = "BOTH"
+    return curve
+
+
+def test_make_rope_turns_a_bezier_curve_into_a_pinned_rope_that_sags(bpy_clean: ModuleType) -> None:
+    bpy = bpy_clean
+    curve = _rope_curve(bpy)
+    assert curve.unified_particles.role == "ROPE"
+    points = curve.unified_particles.particle_object
+    assert points is not None
+    assert points.name == f"{curve.name} Rope"
+    start = world_positions(points)
+    steps = np.linalg.norm(np.diff(start, axis=0), axis=1)
+    assert len(start) > 10
+    assert np.allclose(steps, steps[0], rtol=0.01)  # one diameter apart along the curve (chords of arcs)
+    assert abs(steps[0] - 2 * RADIUS) < 0.25 * RADIUS
+    scene = bpy.context.scene
+    for frame in range(2, FRAMES + 1):
+        scene.frame_set(frame)
+    now = world_positions(points)
+    np.testing.assert_allclose(now[[0, -1]], start[[0, -1]], atol=1e-5)  # pinned ends stay
+    assert now[:, 2].min() < start[:, 2].min() - 0.05  # the middle sags
+
+
+def test_make_rope_refuses_a_solid_mesh(bpy_clean: ModuleType) -> None:
+    bpy = bpy_clean
+    small_scene(bpy, radius=RADIUS)
+    cube = add_cube(bpy, 0.5)
+    with pytest.raises(RuntimeError, match="cannot be a rope"):  # the {'ERROR'} report, raised by bpy.ops
+        run_op(bpy, "make_rope", cube)
+    assert cube.unified_particles.role == "NONE"
+
+
+REPLAY = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import bpy
+    blend, name, frames = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False)
+    assert not hasattr(bpy.types.Scene, "unified_particles")
+    obj = bpy.data.objects[name]
+    out = []
+    for frame in range(1, frames + 1):
+        bpy.context.scene.frame_set(frame)
+        for m in obj.modifiers:
+            if m.type == "NODES":
+                m.show_viewport = False
+        ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        mesh = ev.to_mesh()
+        co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+        mesh.vertices.foreach_get("co", co)
+        ev.to_mesh_clear()
+        out.append(co.tolist())
+    print("RESULT " + json.dumps(out))
+    """
+)
+
+
+def test_rope_bakes_and_replays_without_the_addon(bpy_clean: ModuleType, tmp_path: Path) -> None:
+    bpy = bpy_clean
+    curve = _rope_curve(bpy)
+    points = curve.unified_particles.particle_object
+    blend = tmp_path / "rope.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    assert run_op(bpy, "bake") == {"FINISHED"}
+    kinds = [m.type for m in points.modifiers]
+    assert kinds.index("MESH_CACHE") < kinds.index("NODES")  # the cache moves the points, nodes draw them
+    shown = []
+    scene = bpy.context.scene
+    for frame in range(1, FRAMES + 1):
+        scene.frame_set(frame)
+        nodes = [m for m in points.modifiers if m.type == "NODES"]
+        for m in nodes:
+            m.show_viewport = False
+        ev = points.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        mesh = ev.to_mesh()
+        co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+        mesh.vertices.foreach_get("co", co)
+        ev.to_mesh_clear()
+        for m in nodes:
+            m.show_viewport = True
+        shown.append(co)
+    assert not np.array_equal(shown[0], shown[-1]), "the rope should sag"
+    bpy.ops.wm.save_mainfile()
+    proc = run_blender_without_addon(REPLAY, str(blend), points.name, str(FRAMES))
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    replayed = np.array(json.loads(lines[-1][7:]), dtype=np.float32)
+    np.testing.assert_array_equal(replayed, np.array(shown))
