@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import geometry
+from .air import Air
 from .bending import BendingConstraints
 from .bodies import Body, Cloth, Fluid, Granular, RigidBody
 from .colliders import MeshCollider, PlaneCollider, as_transform
@@ -321,6 +322,7 @@ class WorldBuilder:
         soft_pins: ArrayLike | None,
         soft_pin_frequency: ArrayLike,
         bending_rigidity: float | None = None,
+        air_viscosity: float = 1.0,
     ) -> Cloth:
         """``World.add_cloth``: one particle per vertex, distance constraints on edges and across edges."""
         v0 = vector(initial_velocity, "initial_velocity")
@@ -331,6 +333,7 @@ class WorldBuilder:
         bc = nonnegative(bend_compliance, "bend_compliance")
         rigidity = None if bending_rigidity is None else nonnegative(bending_rigidity, "bending_rigidity")
         friction = nonnegative(friction, "friction")
+        air_viscosity = nonnegative(air_viscosity, "air_viscosity (1: air at sea level, 0: vacuum)")
         give = None if tether_give is None else nonnegative(tether_give, "tether_give")
         n = len(v)
         self._check_capacity(n, f"{name!r} as cloth" if name else "this cloth")
@@ -366,6 +369,9 @@ class WorldBuilder:
         body = Cloth(self.world, idx, group, name, pin_local, len(stretch), len(bending), soft_local)
         self.bodies.append(body)
         self.field_system().add_cloth(idx, f)  # wind presses on the triangles (core/fields.py)
+        if self.solver.air is None:
+            self.solver.air = Air()
+        self.solver.air.add_cloth(idx, f, air_viscosity)  # drag and lift (core/air.py)
         return body
 
     def add_granular(

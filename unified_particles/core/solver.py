@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import depenetration
+from .air import Air
 from .cloth_contacts import hold_loads_on_cloth
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts, collider_corrections
@@ -107,6 +108,7 @@ class Solver:
         self._rigid_row: IntArray | None = None  # particle -> row of the rigid arrays (_rigid_sdf_world)
         self._rigid_faces_t = np.zeros((9, 0))  # model.rigid_faces, (3F, R) coordinate-major
         self.fields: FieldSystem | None = None  # force fields (World.add_force_field)
+        self.air: Air | None = None  # cloth triangles that feel the air (World.add_cloth(air_viscosity=))
         self.fluid: FluidSolver | None = None  # the fluid passes (model.any_fluid), made on first use
         self.joints: JointSystem | None = None  # joints between rigid bodies (World.add_joint)
         self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
@@ -246,6 +248,11 @@ class Solver:
                 v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
         if self.fields is not None:  # force fields and wind (core/fields.py): v += h f_field / m
             self.fields.apply(state, model, h, alpha * dt_frame)
+        if self.air is not None:  # drag and lift of the air on cloth, relative to the wind (core/air.py)
+            wind = (
+                None if self.fields is None else self.fields.air_velocity(state.positions, alpha * dt_frame)
+            )
+            self.air.apply(state.positions, v, model.particle_inv_mass, h, wind)
         if s.damping > 0.0:
             v *= np.exp(-s.damping * h)
         if np.isfinite(s.max_speed):

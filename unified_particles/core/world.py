@@ -271,6 +271,7 @@ class World:
         soft_pins: ArrayLike | None = None,
         soft_pin_frequency: ArrayLike = 2.0,
         bending_rigidity: float | None = None,
+        air_viscosity: float = 1.0,
     ) -> Cloth:
         """Add a cloth: one particle per vertex, distance constraints on edges and across edges.
 
@@ -300,10 +301,13 @@ class World:
                 soft pin's give does not depend on the mesh resolution or the cloth's mass.
             bending_rigidity: bending rigidity B, N m (Kawabata's B: 1 gf cm^2/cm = 9.81e-5 N m); given,
                 isometric bending (core/bending.py; silk 3e-6, denim 1e-4) replaces ``bend_compliance``.
+            air_viscosity: >= 0, drag and lift of the air on the triangles (core/air.py): 1 air at sea
+                level (Blender's default Air Viscosity), 0 a vacuum.
         """
         return self._builder.add_cloth(
             vertices, faces, mass, stretch_compliance, bend_compliance, pinned, self_collision, friction,
             name, tether_give, initial_velocity, soft_pins, soft_pin_frequency, bending_rigidity,
+            air_viscosity,
         )  # fmt: skip
 
     def add_granular(
