@@ -22,6 +22,7 @@ from . import geometry
 from .air import Air
 from .bending import BendingConstraints
 from .bodies import Body, Cloth, Fluid, Granular, RigidBody
+from .cloth_triangles import ClothTriangles
 from .colliders import MeshCollider, PlaneCollider, as_transform
 from .distance import DistanceConstraints, bending_pairs, compliant_strain, mesh_edges, tethers
 from .errors import SimulationInputError
@@ -372,6 +373,9 @@ class WorldBuilder:
         if self.solver.air is None:
             self.solver.air = Air()
         self.solver.air.add_cloth(idx, f, air_viscosity)  # drag and lift (core/air.py)
+        if self.solver.cloth_triangles is None:
+            self.solver.cloth_triangles = ClothTriangles()
+        self.solver.cloth_triangles.add_cloth(idx, f, self.radius)  # loads smaller than its mesh
         return body
 
     def add_granular(

@@ -18,7 +18,8 @@ from numpy.typing import NDArray
 
 from . import depenetration
 from .air import Air
-from .cloth_contacts import hold_loads_on_cloth
+from .cloth_contacts import CLOTH_CONTACT_SLOP_RADII, hold_loads_on_cloth
+from .cloth_triangles import ClothTriangles
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts, collider_corrections
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
@@ -108,6 +109,8 @@ class Solver:
         self._rigid_row: IntArray | None = None  # particle -> row of the rigid arrays (_rigid_sdf_world)
         self._rigid_faces_t = np.zeros((9, 0))  # model.rigid_faces, (3F, R) coordinate-major
         self.fields: FieldSystem | None = None  # force fields (World.add_force_field)
+        self._rm = (radius, margin)
+        self.cloth_triangles: ClothTriangles | None = None  # cloth triangles loads rest on (World.add_cloth)
         self.air: Air | None = None  # cloth triangles that feel the air (World.add_cloth(air_viscosity=))
         self.fluid: FluidSolver | None = None  # the fluid passes (model.any_fluid), made on first use
         self.joints: JointSystem | None = None  # joints between rigid bodies (World.add_joint)
@@ -649,6 +652,8 @@ class Solver:
                 self.collider_push = (
                     shifted + np.maximum(col.depth, 0.0) / count[col.idx] + hold_out(target, col, plane)
                 )
+        if self.cloth_triangles is not None and x_prev is not None:  # loads smaller than its mesh
+            touching[self.cloth_triangles.solve(model, s, target, x_prev, w_contact, *self._rm)] = True
         if len(pair_i):
             # Large lists in fixed chunks of pairs on the thread pool (core/parallel.py): the same
             # arrays as one call. Positions are passed as transposed views of coordinate-major
@@ -690,11 +695,16 @@ class Solver:
     ) -> tuple[IntArray, FloatArray]:
         """Cloth-load contacts once more after the stretch solve, cloth held, with friction; returns the
         loads' corrections that must not become velocity (``cloth_contacts.hold_loads_on_cloth``)."""
-        s = self.settings
+        s, x, ct = self.settings, state.positions, self.cloth_triangles
+        tri = (
+            None
+            if ct is None
+            else ct.contacts(self.model, s, x_pred, x, w, CLOTH_CONTACT_SLOP_RADII, *self._rm)
+        )
         return hold_loads_on_cloth(
-            state.positions, x_pred, pair_i, pair_j, self.model.particle_is_cloth, w, self.radius,
+            x, x_pred, pair_i, pair_j, self.model.particle_is_cloth, w, self.radius,
             s.relaxation, self.model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
-            self._rigid_sdf_world(state),
+            self._rigid_sdf_world(state), tri,
         )  # fmt: skip
 
     def _rigid_sdf_world(
