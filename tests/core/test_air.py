@@ -22,7 +22,7 @@ def _fall(areal_density: float, seconds: float, nudge: float = 0.0) -> tuple[flo
     w = World(radius=0.02)
     cloth = w.add_cloth(v, f, mass=mass)
     z0 = cloth.vertex_positions[:, 2].mean()
-    for _ in range(int(round(seconds * 24))):
+    for _ in range(round(seconds * 24)):
         w.step(1.0 / 24.0)
     speed = -float(cloth.velocities[:, 2].mean())
     # Flat plate falling broadside: m g = 1/2 rho C_d A v_t^2 (core/air.py).
@@ -70,7 +70,7 @@ def _swing(air: float, seconds: float) -> list[float]:
     free = np.flatnonzero(np.isclose(v[:, 0], 0.5))
     cloth = w.add_cloth(v, f, mass=1.0, pinned=pins, air_viscosity=air)
     drops = []
-    for _ in range(int(round(seconds * 24))):
+    for _ in range(round(seconds * 24)):
         w.step(1.0 / 24.0)
         drops.append(2.0 - float(cloth.vertex_positions[free, 2].mean()))
     return drops

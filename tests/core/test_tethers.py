@@ -61,7 +61,7 @@ def _hang_box(tether_give: float | None) -> tuple[float, float]:
     v = np.asarray(v, float) + np.array([0.0, 0.0, 1.0])
     pins = np.flatnonzero(np.isclose(np.abs(v[:, 0]), 0.5))
     w = World(radius=0.024, substeps=4, iterations=1)
-    cloth = w.add_cloth(v, f, mass=0.1, pinned=pins, tether_give=tether_give)
+    cloth = w.add_cloth(v, f, mass=0.1, pinned=pins, tether_give=tether_give, air_viscosity=0.0)  # vacuum
     box = w.add_rigid(*box_mesh((0.25, 0.25, 0.25), (0.0, 0.0, 1.2)), mass=100.0)
     rest_free, rest_anchor, rest_len = tethers(mesh_edges(np.asarray(f)), v, pins)
     worst = 0.0
@@ -85,7 +85,11 @@ def test_tethers_bound_the_stretch_of_pinned_cloth_under_a_heavy_load() -> None:
         tight, tight_z = _hang_box(give)
         assert tight <= 1.0 + give + 0.07, f"give {give}: cloth stretched to {tight:.3f} of its length"
         assert tight < loose - 0.2
-        assert tight_z > 0.8 > loose_z, "the tethered cloth holds the box; without tethers it falls"
+        # Without tethers the box fell through the gaps of the stretched cloth (centre below 0.8 m)
+        # until the cloth's triangles held it (core/cloth_triangles.py): now it sags with the cloth, to
+        # 0.86 m, 9-15 cm below where the tethered cloth holds it.
+        assert tight_z > 0.8, "the tethered cloth holds the box"
+        assert loose_z < tight_z - 0.05, "without tethers the box sags deeper"
 
 
 def test_negative_tether_give_is_refused() -> None:

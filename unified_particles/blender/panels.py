@@ -157,6 +157,7 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
                 if settings.pin_group:
                     col.prop(settings, "pin_stiffness", slider=True)
                     col.prop(settings, "pin_full_weight")
+            col.prop(settings, "air_viscosity")
             col.prop(settings, "self_collision")
             if obj.modifiers:
                 col.label(text="Modifiers act on the simulated cloth", icon="MODIFIER")
