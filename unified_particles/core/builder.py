@@ -375,7 +375,7 @@ class WorldBuilder:
         self.solver.air.add_cloth(idx, f, air_viscosity)  # drag and lift (core/air.py)
         if self.solver.cloth_triangles is None:
             self.solver.cloth_triangles = ClothTriangles()
-        self.solver.cloth_triangles.add_cloth(idx, f, self.radius)  # loads smaller than its mesh
+        self.solver.cloth_triangles.add_cloth(idx, f, self.radius, v)  # loads smaller than its mesh
         return body
 
     def add_granular(

@@ -16,6 +16,8 @@ sum_k u_k = 1 the mass-weighted sum of the four moves is zero: momentum is conse
 it, distributed the same way. Each contact is scaled by omega / (the largest contact count of its four
 particles), so the averaging keeps momentum too (as ``corrections.apply_pair_jacobi`` for pairs).
 
+Only triangles with a hole between their vertices' particles that a load fits through (circumradius
+beyond thickness + r) take part: on finer meshes the particle contacts hold every load as before.
 Candidate (particle, triangle) pairs come from a grid of triangle centroids and are kept while no
 particle or vertex moved half the margin from where they were searched (:class:`ClothTriangles`).
 """
@@ -121,6 +123,7 @@ def triangle_contacts(
     friction: FloatArray,
     static_scale: float,
     dynamic_scale: float,
+    max_mass_ratio: float = np.inf,
 ) -> tuple[IntArray, FloatArray]:
     """The corrections of the active particle-triangle contacts among candidates ``p`` (K,), ``tris``
     (K, 3) (not applied).
@@ -133,6 +136,11 @@ def triangle_contacts(
         gap: (K,) the distance each particle keeps from its triangle's plane, metres (thickness + r).
         friction: (N,) Coulomb coefficients (a contact takes the mean of its particle's and vertex a's);
             static_scale, dynamic_scale: their multipliers.
+        max_mass_ratio: the heavier side (the particle, or the triangle's point under it with inverse
+            mass sum_k u_k^2 W_k) counts as at most this many times the lighter, as in the particle
+            contacts (``contacts.contact_inv_mass_pairs``): a heavy crate on a light cloth otherwise
+            hardly moves out and pushes the cloth through its stretch limit (a hammock sagged 19 cm
+            instead of 16). Zero inverse masses stay zero. Momentum is conserved while the ratio is below.
 
     Returns:
         (idx, delta): the particles moved, (4M,) (the M active contacts' loads, then their vertices a, b,
@@ -171,18 +179,16 @@ def triangle_contacts(
     bary = np.maximum(bary, 0.0)
     bary /= bary.sum(axis=1, keepdims=True)
     wv = w_cloth[tris]  # (M, 3)
-    den = w_load[p] + np.einsum("ij,ij->i", bary * bary, wv)
+    wp = w_load[p]
+    if np.isfinite(max_mass_ratio):
+        k = 1.0 / max_mass_ratio
+        wt = np.einsum("ij,ij->i", bary * bary, wv)
+        wp = np.where(wp > 0.0, np.maximum(wp, k * wt), 0.0)
+        wv = np.where(wv > 0.0, np.maximum(wv, k * wp[:, None]), 0.0)
+    den = wp + np.einsum("ij,ij->i", bary * bary, wv)
     live = den > 0.0
-    p, tris, normal, depth, side, bary, wv, den = (
-        p[live],
-        tris[live],
-        normal[live],
-        depth[live],
-        side[live],
-        bary[live],
-        wv[live],
-        den[live],
-    )
+    p, tris, normal, depth, side = p[live], tris[live], normal[live], depth[live], side[live]
+    bary, wv, wp, den = bary[live], wv[live], wp[live], den[live]
     push = (side * depth)[:, None] * normal  # the relative move that restores the gap
     if x is not None:
         # Friction on the particle's motion relative to the triangle's point under it, tangential part.
@@ -197,7 +203,7 @@ def triangle_contacts(
     share = push / den[:, None]
     idx = np.concatenate([p, tris[:, 0], tris[:, 1], tris[:, 2]])
     delta = np.concatenate(
-        [w_load[p][:, None] * share] + [-(bary[:, k] * wv[:, k])[:, None] * share for k in range(3)]
+        [wp[:, None] * share] + [-(bary[:, k] * wv[:, k])[:, None] * share for k in range(3)]
     )
     return idx, delta
 
@@ -228,16 +234,25 @@ class ClothTriangles:
     def __init__(self) -> None:
         self.triangles = np.zeros((0, 3), np.int64)  # (T, 3) global particle indices
         self.thickness = np.zeros(0)  # (T,) metres: how far a particle's surface stays from the plane
+        self.circumradius = np.zeros(0)  # (T,) metres, in the rest shape
         self._reference = np.zeros((0, 3))  # positions the candidates were searched at
         self._pairs = (np.zeros(0, np.int64), np.zeros(0, np.int64))
         self._key: tuple[int, float] = (0, 0.0)
         self._loads = np.zeros(0, np.int64)  # the particles that are neither cloth nor fluid
         self._loads_key = -1
 
-    def add_cloth(self, indices: IntArray, faces: IntArray, thickness: float) -> None:
-        """Add a cloth's triangles ``faces`` (F, 3), local vertex numbers of ``indices``."""
-        tris = np.asarray(indices, np.int64)[np.asarray(faces, np.int64)]
+    def add_cloth(self, indices: IntArray, faces: IntArray, thickness: float, vertices: FloatArray) -> None:
+        """Add a cloth's triangles ``faces`` (F, 3), local vertex numbers of ``indices``, with its rest
+        ``vertices`` (V, 3), metres."""
+        faces = np.asarray(faces, np.int64)
+        tris = np.asarray(indices, np.int64)[faces]
         self.triangles = np.concatenate([self.triangles, tris])
+        # Circumradius abc / (4 A): the hole at a triangle's circumcentre between its vertices' particles.
+        a, b, c = (vertices[faces[:, k]] for k in range(3))
+        lengths = np.prod([np.linalg.norm(q, axis=1) for q in (b - a, c - b, a - c)], axis=0)
+        area4 = 2.0 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+        hole = np.divide(lengths, area4, out=np.full(len(faces), np.inf), where=area4 > 0.0)
+        self.circumradius = np.concatenate([self.circumradius, hole])
         self.thickness = np.concatenate([self.thickness, np.full(len(tris), float(thickness))])
         self.reset()
 
@@ -257,7 +272,13 @@ class ClothTriangles:
             d = x[watched] - self._reference
             if float(np.max(np.einsum("ij,ij->i", d, d), initial=0.0)) < (0.5 * margin) ** 2:
                 return self._pairs
-        self._pairs = candidate_pairs(x, loads, self.triangles, self.thickness + radius + margin)
+        # Only triangles whose vertices' particles leave a hole a load fits through (circumradius beyond
+        # thickness + r): on a finer mesh the particle contacts hold every load, and the plane would
+        # lift loads out of the hollows between the vertices (a crate in a hammock of 4 cm cells
+        # sagged it 3 cm more: the changed contacts stretched the inextensible cloth further).
+        coarse = np.flatnonzero(self.circumradius > self.thickness + radius)
+        p, t = candidate_pairs(x, loads, self.triangles[coarse], self.thickness[coarse] + radius + margin)
+        self._pairs = p, coarse[t]
         self._reference, self._key = x[watched], key
         return self._pairs
 
@@ -295,6 +316,7 @@ class ClothTriangles:
         return triangle_contacts(
             x_pred, x, p, self.triangles[t], w, np.zeros_like(w) if held else w, gap,
             model.particle_friction, settings.static_friction_scale, settings.dynamic_friction_scale,
+            np.inf if held else settings.max_mass_ratio,
         )  # fmt: skip
 
     def solve(

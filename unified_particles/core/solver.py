@@ -652,8 +652,6 @@ class Solver:
                 self.collider_push = (
                     shifted + np.maximum(col.depth, 0.0) / count[col.idx] + hold_out(target, col, plane)
                 )
-        if self.cloth_triangles is not None and x_prev is not None:  # loads smaller than its mesh
-            touching[self.cloth_triangles.solve(model, s, target, x_prev, w_contact, *self._rm)] = True
         if len(pair_i):
             # Large lists in fixed chunks of pairs on the thread pool (core/parallel.py): the same
             # arrays as one call. Positions are passed as transposed views of coordinate-major
@@ -688,6 +686,8 @@ class Solver:
                     target, self.kinematic, pair_i, pair_j, w_contact, self.radius, s.max_mass_ratio,
                     sdf, model,
                 )  # fmt: skip
+        if self.cloth_triangles is not None and x_prev is not None:  # what the vertices let through
+            touching[self.cloth_triangles.solve(model, s, target, x_prev, w_contact, *self._rm)] = True
         return target - x_pred, touching, col
 
     def _cloth_contact_pass(
