@@ -47,6 +47,12 @@ def _cross(p: FloatArray, q: FloatArray) -> FloatArray:
     return np.stack([p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]])
 
 
+def _gather(a: FloatArray, idx: IntArray) -> FloatArray:
+    """(3, K) rows ``idx`` of the (N, 3) array ``a``, coordinate-major: one 1-D gather per column is ~4x
+    faster than fancy-indexing the transposed view."""
+    return np.stack([a[:, k][idx] for k in range(3)])
+
+
 class Air:
     """The triangles of every cloth that feels the air, with their cloth's air viscosity.
 
@@ -57,6 +63,7 @@ class Air:
     def __init__(self) -> None:
         self.triangles = np.zeros((0, 3), np.int64)  # (F, 3) global particle indices
         self.coefficient = np.zeros(0)  # (F,) 1/2 rho C_d per triangle, kg/m^3
+        self._flat: IntArray | None = None  # the triangles' vertices, all a, then all b, then all c
 
     def add_cloth(self, indices: IntArray, faces: IntArray, viscosity: float) -> None:
         """Add one cloth's triangles ``faces`` (F, 3), local vertex numbers of ``indices``; ``viscosity``
@@ -93,23 +100,28 @@ class Air:
         if not len(tris):
             return
         n = len(x)
-        a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
-        xt = x.T
-        cross = _cross(xt[:, b] - xt[:, a], xt[:, c] - xt[:, a])  # (3, F), |cross| = 2 A
+        if self._flat is None or len(self._flat) != 3 * len(tris):
+            self._flat = np.ascontiguousarray(tris.T).ravel()  # vertex a of every triangle, then b, then c
+        flat = self._flat
+        f = len(tris)
+        # One gather per array, coordinate-major (3, 3F): columns [a-block | b-block | c-block].
+        xc = _gather(x, flat)
+        xa, xb, xcc = xc[:, :f], xc[:, f : 2 * f], xc[:, 2 * f :]
+        cross = _cross(xb - xa, xcc - xa)  # (3, F), |cross| = 2 A
         twice_area = np.sqrt(np.einsum("ij,ij->j", cross, cross))
         normal = cross / np.maximum(twice_area, 1e-300)
-        vt = v.T
-        rel = (vt[:, a] + vt[:, b] + vt[:, c]) / 3.0
+        vc = _gather(v, flat)
+        rel = vc[:, :f] + vc[:, f : 2 * f] + vc[:, 2 * f :]
         if wind is not None:
-            wt = wind.T
-            rel = rel - (wt[:, a] + wt[:, b] + wt[:, c]) / 3.0
+            wc = _gather(wind, flat)
+            rel -= wc[:, :f] + wc[:, f : 2 * f] + wc[:, 2 * f :]
+        rel *= 1.0 / 3.0
         speed = np.sqrt(np.einsum("ij,ij->j", rel, rel))
         # k_t = 1/2 rho C_d A |v_rel| (kg/s); F_t = -k_t (v_rel . n) n, a third to each vertex.
-        k_third = self.coefficient * (0.5 * twice_area) * speed / 3.0
+        k_third = self.coefficient * (0.5 / 3.0) * twice_area * speed
         force_third = normal * (-k_third * np.einsum("ij,ij->j", rel, normal))
-        flat = tris.T.ravel()  # vertex a of every triangle, then b, then c
-        k = np.bincount(flat, weights=np.tile(k_third, 3), minlength=n) * inv_mass
+        k = np.bincount(flat, weights=np.concatenate([k_third, k_third, k_third]), minlength=n) * inv_mass
         scale = h * inv_mass / (1.0 + h * k)
         for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
-            f = np.bincount(flat, weights=np.tile(force_third[axis], 3), minlength=n)
-            v[:, axis] += f * scale
+            fa = force_third[axis]
+            v[:, axis] += np.bincount(flat, weights=np.concatenate([fa, fa, fa]), minlength=n) * scale

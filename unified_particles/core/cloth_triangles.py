@@ -235,7 +235,9 @@ class ClothTriangles:
         self.triangles = np.zeros((0, 3), np.int64)  # (T, 3) global particle indices
         self.thickness = np.zeros(0)  # (T,) metres: how far a particle's surface stays from the plane
         self.circumradius = np.zeros(0)  # (T,) metres, in the rest shape
-        self._reference = np.zeros((0, 3))  # positions the candidates were searched at
+        self._reference = np.zeros((0, 3))  # positions of the watched particles at the last search
+        self._coarse = np.zeros(0, np.int64)  # the triangles with a hole a load fits through
+        self._watched = np.zeros(0, np.int64)  # the loads and those triangles' vertices
         self._pairs = (np.zeros(0, np.int64), np.zeros(0, np.int64))
         self._key: tuple[int, float] = (0, 0.0)
         self._loads = np.zeros(0, np.int64)  # the particles that are neither cloth nor fluid
@@ -258,7 +260,8 @@ class ClothTriangles:
 
     def reset(self) -> None:
         """Forget the candidates (the model changed)."""
-        self._reference = np.zeros((0, 3))
+        self._reference, self._key = np.zeros((0, 3)), (0, 0.0)
+        self._pairs = (np.zeros(0, np.int64), np.zeros(0, np.int64))
         self._loads_key = -1
 
     def candidates(
@@ -267,19 +270,26 @@ class ClothTriangles:
         """(particle, triangle) candidates within thickness + ``radius`` + ``margin`` of the triangles,
         searched again once a load or a cloth vertex moved half the margin from where they were searched."""
         key = (len(x), radius + margin)
-        watched = np.concatenate([loads, self.triangles[:, 0], self.triangles[:, 1], self.triangles[:, 2]])
-        if len(self._reference) == len(watched) and key == self._key:
+        if key != self._key:
+            # Only triangles whose vertices' particles leave a hole a load fits through (circumradius
+            # beyond thickness + r): on a finer mesh the particle contacts hold every load, and the plane
+            # would lift loads out of the hollows between the vertices (a crate in a hammock of 4 cm
+            # cells sagged it 3 cm more: the changed contacts stretched the inextensible cloth further).
+            self._coarse = np.flatnonzero(self.circumradius > self.thickness + radius)
+            corners = self.triangles[self._coarse].ravel()
+            self._watched = np.unique(np.concatenate([loads, corners])) if len(self._coarse) else corners
+            self._reference, self._key = np.zeros((0, 3)), key
+            self._pairs = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        coarse, watched = self._coarse, self._watched
+        if not len(coarse):
+            return self._pairs
+        if len(self._reference) == len(watched):
             d = x[watched] - self._reference
             if float(np.max(np.einsum("ij,ij->i", d, d), initial=0.0)) < (0.5 * margin) ** 2:
                 return self._pairs
-        # Only triangles whose vertices' particles leave a hole a load fits through (circumradius beyond
-        # thickness + r): on a finer mesh the particle contacts hold every load, and the plane would
-        # lift loads out of the hollows between the vertices (a crate in a hammock of 4 cm cells
-        # sagged it 3 cm more: the changed contacts stretched the inextensible cloth further).
-        coarse = np.flatnonzero(self.circumradius > self.thickness + radius)
         p, t = candidate_pairs(x, loads, self.triangles[coarse], self.thickness[coarse] + radius + margin)
         self._pairs = p, coarse[t]
-        self._reference, self._key = x[watched], key
+        self._reference = x[watched]
         return self._pairs
 
     def contacts(
@@ -308,6 +318,8 @@ class ClothTriangles:
         if self._loads_key != model.particle_count:
             self._loads = np.flatnonzero(~model.particle_is_cloth & ~model.particle_is_fluid)
             self._loads_key = model.particle_count
+        if not len(self._loads):
+            return np.zeros(0, np.int64), np.zeros((0, 3))
         p, t = self.candidates(x_pred, self._loads, radius, margin)
         if not len(p):
             return np.zeros(0, np.int64), np.zeros((0, 3))
