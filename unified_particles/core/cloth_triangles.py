@@ -16,6 +16,10 @@ sum_k u_k = 1 the mass-weighted sum of the four moves is zero: momentum is conse
 it, distributed the same way. Each contact is scaled by omega / (the largest contact count of its four
 particles), so the averaging keeps momentum too (as ``corrections.apply_pair_jacobi`` for pairs).
 
+The contacts run after the particle contacts (``Solver._contact_pass``) with their mass-ratio limit, and
+again after the stretch solve with the cloth held (``cloth_contacts.hold_loads_on_cloth``, which explains
+why), where the loads only move out and may rest ``CLOTH_CONTACT_SLOP_RADII`` r deep.
+
 Only triangles with a hole between their vertices' particles that a load fits through (circumradius
 beyond thickness + r) take part: on finer meshes the particle contacts hold every load as before.
 Candidate (particle, triangle) pairs come from a grid of triangle centroids and are kept while no
@@ -147,12 +151,24 @@ def triangle_contacts(
         c), and their moves, (4M, 3) metres, before averaging (:func:`apply_triangle_contacts`).
     """
     a, b, c = x_pred[tris[:, 0]], x_pred[tris[:, 1]], x_pred[tris[:, 2]]
-    q = x_pred[p]
     e1, e2 = b - a, c - a
+    rel = x_pred[p] - a
+    # Barycentric weights of the projection (Ericson 2005, 3.4), with the Gram matrix of e1, e2: first,
+    # as most candidates project outside their triangle and need nothing more.
+    d11, d12, d22 = _dot(e1, e1), _dot(e1, e2), _dot(e2, e2)
+    r1, r2 = _dot(rel, e1), _dot(rel, e2)
+    det = d11 * d22 - d12 * d12
+    ok = det > 1e-30 * d11 * d22
+    det = np.where(ok, det, 1.0)
+    v_ = (d22 * r1 - d12 * r2) / det
+    w_ = (d11 * r2 - d12 * r1) / det
+    u_ = 1.0 - v_ - w_
+    tol = -BARYCENTRIC_TOLERANCE
+    ok &= (u_ >= tol) & (v_ >= tol) & (w_ >= tol)
+    p, tris, e1, e2, rel, gap = p[ok], tris[ok], e1[ok], e2[ok], rel[ok], gap[ok]
+    u_, v_, w_ = u_[ok], v_[ok], w_[ok]
     normal = _cross(e1, e2)
-    twice_area = np.sqrt(_dot(normal, normal))
-    normal /= np.maximum(twice_area, 1e-300)[:, None]
-    rel = q - a
+    normal /= np.sqrt(_dot(normal, normal))[:, None]  # det > 0: not degenerate
     dist = _dot(rel, normal)
     # The side: where the particle was at the start of the step (the plane then).
     if x is None:
@@ -161,17 +177,7 @@ def triangle_contacts(
         a0, b0, c0 = x[tris[:, 0]], x[tris[:, 1]], x[tris[:, 2]]
         side = np.where(_dot(x[p] - a0, _cross(b0 - a0, c0 - a0)) >= 0.0, 1.0, -1.0)
     depth = gap - side * dist  # > 0: closer than the gap (or through)
-    # Barycentric weights of the projection (Ericson 2005, 3.4): solve with the Gram matrix of e1, e2.
-    d11, d12, d22 = _dot(e1, e1), _dot(e1, e2), _dot(e2, e2)
-    r1, r2 = _dot(rel, e1), _dot(rel, e2)
-    det = d11 * d22 - d12 * d12
-    ok = (depth > 0.0) & (det > 1e-30 * d11 * d22) & (twice_area > 0.0)
-    det = np.where(ok, det, 1.0)
-    v_ = (d22 * r1 - d12 * r2) / det
-    w_ = (d11 * r2 - d12 * r1) / det
-    u_ = 1.0 - v_ - w_
-    tol = -BARYCENTRIC_TOLERANCE
-    ok &= (u_ >= tol) & (v_ >= tol) & (w_ >= tol)
+    ok = depth > 0.0
     if not ok.any():
         return np.zeros(0, np.int64), np.zeros((0, 3))
     p, tris, normal, depth, side = p[ok], tris[ok], normal[ok], depth[ok], side[ok]
