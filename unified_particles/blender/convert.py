@@ -395,7 +395,7 @@ def _scene_lines(scene: bpy.types.Scene, plans: list[Plan]) -> tuple[list[Line],
                 f"Restitution {values['restitution']:.3g}: the two bounciest bodies' product",
             )
         )
-    rates = [p.damping_rate for p in plans if p.role in ("RIGID", "CLOTH")]
+    rates = [p.damping_rate for p in plans if p.role == "RIGID"]  # cloth: its own Air Viscosity
     if rates:
         values["damping"] = float(min(max(rates), 100.0))
         lines.append(Line("Scene", APPROXIMATED, f"Damping {values['damping']:.3g}/s: the largest body's"))
