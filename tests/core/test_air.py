@@ -1,4 +1,4 @@
-"""Air (core/air.py): the terminal velocity of falling sheets, a swinging sheet that settles, wind."""
+"""Air (core/air.py): the terminal velocity of falling sheets, a swinging sheet that settles."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import pytest
 
 from unified_particles.core import World
 from unified_particles.core.air import AIR_DENSITY, PLATE_DRAG_COEFFICIENT
-from unified_particles.core.fields import CLOTH_EFFECTOR_SCALE
 from unified_particles.core.primitives import grid_mesh
 
 G = 9.81
@@ -86,24 +85,3 @@ def test_a_sheet_swinging_in_air_settles() -> None:
     assert min(air[24:]) > 0.7  # the first swing back reaches less than 30% of the drop
     assert min(air[72:]) > 0.95  # settled: within 5 cm of hanging from 3 s on
     assert max(air) < 1.05  # stretched at most as the tethers let it at the bottom of the swing
-
-
-def test_a_sheet_in_wind_with_flow_moves_with_the_air() -> None:
-    # A Wind field with Flow moves the air at u = strength / flow (fields.FieldSystem.air_velocity). A
-    # free sheet across it (gravity off), with d = u - v: the air's drag c d^2, c = 1/2 rho C_d / rho_A
-    # (rho_A its areal density), and the field's own push on cloth, 0.02 (strength - flow v) / rho_A
-    # (fields.py) = b d with b = 0.02 flow / rho_A: dd/dt = -(c d^2 + b d), so
-    # d(t) = b / ((b / u + c) e^(b t) - c). Semi-implicit steps of h = 1/384 s: an error ~ h |dd/dt|.
-    areal, u, flow = 0.08, 2.0, 1.0
-    v, f = grid_mesh(SIDE, 5, (0.0, 0.0, 0.0))
-    w = World(radius=0.03, gravity=(0.0, 0.0, 0.0))
-    cloth = w.add_cloth(v, f, mass=areal * SIDE**2)
-    w.add_force_field("WIND", strength=u * flow, flow=flow)  # along Z, the sheet's normal
-    t = 1.0
-    for _ in range(24):
-        w.step(1.0 / 24.0)
-    c = 0.5 * AIR_DENSITY * PLATE_DRAG_COEFFICIENT / areal
-    b = CLOTH_EFFECTOR_SCALE * flow / areal
-    d = b / ((b / u + c) * np.exp(b * t) - c)
-    assert cloth.velocities[:, 2].mean() == pytest.approx(u - d, abs=0.005)
-    assert np.ptp(cloth.velocities[:, 2]) < 1e-6  # the sheet moves as one

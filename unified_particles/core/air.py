@@ -3,8 +3,8 @@
 
 Without it a cloth swings as in a vacuum: a 1 m square pinned along one edge and released horizontal swung
 back to 77% of its drop and had not settled after 2 s (issue 25). Each triangle t (area A, unit normal n)
-moving at v_rel = (mean of its vertices' velocities) - (the local wind) feels the pressure force of a flat
-plate,
+moving at v_rel = (mean of its vertices' velocities) - (the air's velocity: still air in the solver)
+feels the pressure force of a flat plate,
 
     F_t = -1/2 rho C_d A |v_rel| (v_rel . n) n        (normal force coefficient C_N = C_d sin(alpha)),
 

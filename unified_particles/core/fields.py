@@ -513,21 +513,6 @@ class FieldSystem:
                     per_body[b] = 0.0
         return np.asarray(d["scale"] * per_body[d["body_of"]], dtype=np.float64)
 
-    def air_velocity(self, x: FloatArray, time_in_frame: float) -> FloatArray | None:
-        """(N, 3) the local air velocity, m/s, for the drag of the air (core/air.py): a Wind field with
-        Flow moves bodies towards strength / flow m/s along its axis (``ForceField.effector``), so that is
-        its air's speed (times the falloff); None when no such field is on (still air)."""
-        winds = [f for f in self.fields if f.enabled and f.kind == "WIND" and f.flow > 0.0]
-        if not winds:
-            return None
-        xt = np.ascontiguousarray(x.T)
-        time = self.clock() + time_in_frame
-        u = np.zeros_like(xt)
-        for field in winds:  # a loop over the few fields
-            force, _ = field.effector(xt, np.zeros_like(xt), time)
-            u += force * (field.vel_to_sec / field.flow)
-        return np.ascontiguousarray(u.T)
-
     def apply(self, state: ParticleState, model: ParticleModel, h: float, time_in_frame: float) -> None:
         """v <- (v + h a) / (1 + h k) for every dynamic particle, a and k summed over the fields."""
         active = [f for f in self.fields if f.enabled]

@@ -251,11 +251,8 @@ class Solver:
                 v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
         if self.fields is not None:  # force fields and wind (core/fields.py): v += h f_field / m
             self.fields.apply(state, model, h, alpha * dt_frame)
-        if self.air is not None:  # drag and lift of the air on cloth, relative to the wind (core/air.py)
-            wind = (
-                None if self.fields is None else self.fields.air_velocity(state.positions, alpha * dt_frame)
-            )
-            self.air.apply(state.positions, v, model.particle_inv_mass, h, wind)
+        if self.air is not None:  # drag and lift of still air on cloth (core/air.py)
+            self.air.apply(state.positions, v, model.particle_inv_mass, h)
         if s.damping > 0.0:
             v *= np.exp(-s.damping * h)
         if np.isfinite(s.max_speed):
