@@ -61,7 +61,7 @@ def _hang_box(tether_give: float | None) -> tuple[float, float]:
     v = np.asarray(v, float) + np.array([0.0, 0.0, 1.0])
     pins = np.flatnonzero(np.isclose(np.abs(v[:, 0]), 0.5))
     w = World(radius=0.024, substeps=4, iterations=1)
-    cloth = w.add_cloth(v, f, mass=0.1, pinned=pins, tether_give=tether_give)
+    cloth = w.add_cloth(v, f, mass=0.1, pinned=pins, tether_give=tether_give, air_viscosity=0.0)  # vacuum
     box = w.add_rigid(*box_mesh((0.25, 0.25, 0.25), (0.0, 0.0, 1.2)), mass=100.0)
     rest_free, rest_anchor, rest_len = tethers(mesh_edges(np.asarray(f)), v, pins)
     worst = 0.0

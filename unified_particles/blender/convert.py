@@ -185,14 +185,16 @@ def _plan_cloth(plan: Plan, mod: Any, scene: bpy.types.Scene) -> None:
         NOT_MAPPED,
         f"collision Distance {cs.distance_min:g} m: cloth collides at the Particle Radius ({radius:g} m)",
     )
-    # Blender's air drag is a force -0.01 Cvi v per vertex, v in m per frame: a decay of fps 0.01 Cvi / m
-    # per second.
+    # Blender's air drag is a force -0.01 Cvi v per vertex, v in m per frame (implicit_blender.cc,
+    # SIM_mass_spring_force_drag): a decay of fps 0.01 Cvi / vertex mass per second. Ours is the air's
+    # drag and lift on each triangle (core/air.py), Cvi its density in sea-level air: the same default 1.
     fps = scene.render.fps / scene.render.fps_base
-    plan.damping_rate = fps * 0.01 * float(st.air_damping) / max(float(st.mass), 1e-9)
+    plan.settings["air_viscosity"] = max(float(st.air_damping), 0.0)
     plan.add(
         APPROXIMATED,
-        f"Air Viscosity {st.air_damping:g} -> scene Damping {plan.damping_rate:.3g}/s "
-        "(fps x 0.01 x viscosity / vertex mass; ours damps every body)",
+        f"Air Viscosity {st.air_damping:g} -> Air Viscosity {plan.settings['air_viscosity']:g} "
+        "(drag and lift of air that dense on the triangles; Blender's is a damping of fps x 0.01 x "
+        "viscosity / vertex mass per second)",
     )
     plan.add(
         NOT_MAPPED,
@@ -447,7 +449,7 @@ def _scene_lines(scene: bpy.types.Scene, plans: list[Plan]) -> tuple[list[Line],
                 f"Restitution {values['restitution']:.3g}: the two bounciest bodies' product",
             )
         )
-    rates = [p.damping_rate for p in plans if p.role in ("RIGID", "CLOTH")]
+    rates = [p.damping_rate for p in plans if p.role == "RIGID"]  # cloth: its own Air Viscosity
     if rates:
         values["damping"] = float(min(max(rates), 100.0))
         lines.append(Line("Scene", APPROXIMATED, f"Damping {values['damping']:.3g}/s: the largest body's"))

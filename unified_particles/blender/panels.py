@@ -162,6 +162,7 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
                 if settings.pin_group:
                     col.prop(settings, "pin_stiffness", slider=True)
                     col.prop(settings, "pin_full_weight")
+            col.prop(settings, "air_viscosity")
             col.prop(settings, "self_collision")
             col.prop(settings, "use_pressure")
             row = col.row()

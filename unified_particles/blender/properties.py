@@ -350,6 +350,19 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         default="NONE",
         update=_invalidate,
     )
+    air_viscosity: FloatProperty(  # type: ignore[valid-type]
+        name="Air Viscosity",
+        description=(
+            "How thick the air is that slows the cloth (drag and lift on every triangle, relative to Wind "
+            "fields with Flow): 1 is air at sea level (Blender's cloth default), 0 a vacuum, 2 twice as "
+            "dense. A sheet of paper falls slower than one of steel, a flag settles"
+        ),
+        default=1.0,
+        min=0.0,
+        max=1000.0,
+        soft_max=10.0,
+        update=_invalidate,
+    )
     self_collision: BoolProperty(  # type: ignore[valid-type]
         name="Self Collision",
         description="Let the cloth collide with itself (slower)",

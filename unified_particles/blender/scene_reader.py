@@ -75,6 +75,7 @@ OBJECT_SETTINGS = (
     "pin_group",
     "pin_stiffness",
     "self_collision",
+    "air_viscosity",
     "cohesion",
     "field_weight",  # force fields (blender/fields.py)
 )
@@ -322,6 +323,7 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         self_collision=bool(s.self_collision),
         friction=float(s.friction),
         name=obj.name,
+        air_viscosity=float(s.air_viscosity),
         tether_give=TETHER_GIVE,  # the core adds what the stretch compliance allows
         initial_velocity=tuple(s.initial_velocity),
         soft_pins=soft,

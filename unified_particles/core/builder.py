@@ -19,9 +19,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import geometry, soft_build
+from .air import Air
 from .balloon import Balloons, balloon_triangles
 from .bending import BendingConstraints
 from .bodies import Body, Cloth, Fluid, Granular, RigidBody, SoftBody
+from .cloth_triangles import ClothTriangles
 from .colliders import MeshCollider, PlaneCollider, as_transform
 from .distance import DistanceConstraints, bending_pairs, compliant_strain, mesh_edges, tethers
 from .errors import SimulationInputError
@@ -334,6 +336,7 @@ class WorldBuilder:
         bending_rigidity: float | None = None,
         thickness: float | None = None,
         inflation: float | None = None,
+        air_viscosity: float = 1.0,
     ) -> Cloth:
         """``World.add_cloth``: one particle per vertex, distance constraints on edges and across edges;
         ``thickness`` (m, None: the world's radius) is each vertex particle's contact radius; with
@@ -346,6 +349,7 @@ class WorldBuilder:
         bc = nonnegative(bend_compliance, "bend_compliance")
         rigidity = None if bending_rigidity is None else nonnegative(bending_rigidity, "bending_rigidity")
         friction = nonnegative(friction, "friction")
+        air_viscosity = nonnegative(air_viscosity, "air_viscosity (1: air at sea level, 0: vacuum)")
         give = None if tether_give is None else nonnegative(tether_give, "tether_give")
         n = len(v)
         self._check_capacity(n, f"{name!r} as cloth" if name else "this cloth")
@@ -390,6 +394,13 @@ class WorldBuilder:
             self.state.balloon_inflation = np.append(self.state.balloon_inflation, ratio)
         self.bodies.append(body)
         self.field_system().add_cloth(idx, f)  # wind presses on the triangles (core/fields.py)
+        if self.solver.air is None:
+            self.solver.air = Air()
+        self.solver.air.add_cloth(idx, f, air_viscosity)  # drag and lift (core/air.py)
+        if self.solver.cloth_triangles is None:
+            self.solver.cloth_triangles = ClothTriangles()
+        # loads smaller than its mesh (core/cloth_triangles.py), at the cloth's own thickness
+        self.solver.cloth_triangles.add_cloth(idx, f, self._radius(thickness, "thickness"), v)
         return body
 
     def add_soft(

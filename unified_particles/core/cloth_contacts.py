@@ -33,6 +33,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from .cloth_triangles import apply_triangle_contacts
 from .contacts import FacesFn, particle_contacts
 from .corrections import apply_pair_jacobi
 
@@ -59,6 +60,7 @@ def hold_loads_on_cloth(
     static_scale: float,
     dynamic_scale: float,
     sdf: tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None, FacesFn | None],
+    triangles: tuple[IntArray, FloatArray] | None = None,
 ) -> tuple[IntArray, FloatArray]:
     """Cloth-load contacts with the cloth held, applied to ``x_pred`` in place.
 
@@ -75,26 +77,32 @@ def hold_loads_on_cloth(
         relaxation: SOR factor of the Jacobi-averaged pair corrections.
         friction: (N,) Coulomb coefficients; static_scale, dynamic_scale: their multipliers.
         sdf: the rigid particles' SDF depth, normal and faces functions (``particle_contacts``).
+        triangles: the loads' contacts with the cloth's triangles, cloth held, computed on ``x_pred``
+            (``cloth_triangles.ClothTriangles.contacts``), applied here with the particle contacts.
 
     Returns:
         (idx, shift): the loads moved (K,) and the part of each one's correction, (K, 3) metres, that
         must not become velocity: the caller subtracts shift / h from their velocities after the update.
     """
     mixed = is_cloth[pair_i] != is_cloth[pair_j]
+    tri_idx, tri_delta = (np.zeros(0, np.int64), np.zeros((0, 3))) if triangles is None else triangles
     none = (np.zeros(0, np.int64), np.zeros((0, 3)))
-    if not mixed.any():
+    idx, delta = none[0], np.zeros((3, 0))
+    if mixed.any():
+        w_load = np.where(is_cloth, 0.0, w_contact)  # 0 = immovable, kept 0 by the ratio limit
+        r = radius * (1.0 - 0.5 * CLOTH_CONTACT_SLOP_RADII)
+        idx, delta, _ = particle_contacts(
+            x_pred, x, pair_i[mixed], pair_j[mixed], w_load, r, np.inf,
+            friction, static_scale, dynamic_scale, None, *sdf,
+        )  # fmt: skip
+    if not len(idx) and not len(tri_idx):
         return none
-    w_load = np.where(is_cloth, 0.0, w_contact)  # 0 = immovable, kept 0 by the ratio limit
-    r = radius * (1.0 - 0.5 * CLOTH_CONTACT_SLOP_RADII)
-    idx, delta, _ = particle_contacts(
-        x_pred, x, pair_i[mixed], pair_j[mixed], w_load, r, np.inf,
-        friction, static_scale, dynamic_scale, None, *sdf,
-    )  # fmt: skip
-    if not len(idx):
-        return none
-    moved = np.unique(idx[~is_cloth[idx]])
+    moved = np.unique(np.concatenate([idx[~is_cloth[idx]], tri_idx[~is_cloth[tri_idx]]]))
     before = x_pred[moved]
-    apply_pair_jacobi(x_pred, idx, delta, relaxation)
+    if len(idx):
+        apply_pair_jacobi(x_pred, idx, delta, relaxation)
+    if len(tri_idx):
+        apply_triangle_contacts(x_pred, tri_idx, tri_delta, relaxation)
     dx = x_pred[moved] - before
     size = np.sqrt(np.einsum("ij,ij->i", dx, dx))
     unit = dx / np.maximum(size, 1e-300)[:, None]

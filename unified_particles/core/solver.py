@@ -17,7 +17,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import depenetration
-from .cloth_contacts import hold_loads_on_cloth
+from .air import Air
+from .cloth_contacts import CLOTH_CONTACT_SLOP_RADII, hold_loads_on_cloth
+from .cloth_triangles import ClothTriangles
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts, collider_corrections
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
@@ -109,6 +111,8 @@ class Solver:
         self._rigid_row: IntArray | None = None  # particle -> row of the rigid arrays (_rigid_sdf_world)
         self._rigid_faces_t = np.zeros((9, 0))  # model.rigid_faces, (3F, R) coordinate-major
         self.fields: FieldSystem | None = None  # force fields (World.add_force_field)
+        self.cloth_triangles: ClothTriangles | None = None  # cloth triangles loads rest on (World.add_cloth)
+        self.air: Air | None = None  # cloth triangles that feel the air (World.add_cloth(air_viscosity=))
         self.fluid: FluidSolver | None = None  # the fluid passes (model.any_fluid), made on first use
         self.joints: JointSystem | None = None  # joints between rigid bodies (World.add_joint)
         self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
@@ -260,6 +264,8 @@ class Solver:
                 v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
         if self.fields is not None:  # force fields and wind (core/fields.py): v += h f_field / m
             self.fields.apply(state, model, h, alpha * dt_frame)
+        if self.air is not None:  # drag and lift of still air on cloth (core/air.py)
+            self.air.apply(state.positions, v, model.particle_inv_mass, h)
         if s.damping > 0.0:
             v *= np.exp(-s.damping * h)
         if np.isfinite(s.max_speed):
@@ -703,6 +709,8 @@ class Solver:
                     target, self.kinematic, pair_i, pair_j, w_contact, r, s.max_mass_ratio,
                     sdf, model,
                 )  # fmt: skip
+        if self.cloth_triangles is not None and x_prev is not None:  # what the vertices let through
+            touching[self.cloth_triangles.solve(model, s, target, x_prev, w_contact, *self.sizes)] = True
         return target - x_pred, touching, col
 
     def _cloth_contact_pass(
@@ -710,11 +718,16 @@ class Solver:
     ) -> tuple[IntArray, FloatArray]:
         """Cloth-load contacts once more after the stretch solve, cloth held, with friction; returns the
         loads' corrections that must not become velocity (``cloth_contacts.hold_loads_on_cloth``)."""
-        s = self.settings
+        s, x, ct = self.settings, state.positions, self.cloth_triangles
+        tri = (
+            None
+            if ct is None
+            else ct.contacts(self.model, s, x_pred, x, w, CLOTH_CONTACT_SLOP_RADII, *self.sizes)
+        )
         return hold_loads_on_cloth(
-            state.positions, x_pred, pair_i, pair_j, self.model.particle_is_cloth, w, self.sizes[0],
+            x, x_pred, pair_i, pair_j, self.model.particle_is_cloth, w, self.sizes[0],
             s.relaxation, self.model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
-            self._rigid_sdf_world(state),
+            self._rigid_sdf_world(state), tri,
         )  # fmt: skip
 
     def _rigid_sdf_world(

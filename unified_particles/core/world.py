@@ -277,6 +277,7 @@ class World:
         bending_rigidity: float | None = None,
         thickness: float | None = None,
         inflation: float | None = None,
+        air_viscosity: float = 1.0,
     ) -> Cloth:
         """Add a cloth: one particle per vertex, distance constraints on edges and across edges.
 
@@ -310,11 +311,13 @@ class World:
                 independent of the vertex spacing.
             inflation: a balloon: the closed mesh is held at this many times its volume (core/balloon.py;
                 change it with :meth:`set_inflation`). None: no pressure.
+            air_viscosity: >= 0, drag and lift of the air on the triangles (core/air.py): 1 air at sea
+                level (Blender's default Air Viscosity), 0 a vacuum.
         """
         return self._builder.add_cloth(
             vertices, faces, mass, stretch_compliance, bend_compliance, pinned, self_collision, friction,
             name, tether_give, initial_velocity, soft_pins, soft_pin_frequency, bending_rigidity, thickness,
-            inflation,
+            inflation, air_viscosity,
         )  # fmt: skip
 
     def add_soft(
