@@ -32,14 +32,15 @@ from .fluid import FluidSolver
 from .grain_support import SupportSweep
 from .joints import JointSystem
 from .kinematic import KinematicFrame
-from .model import KIND_CLOTH, KIND_ROPE, ROPE_SELF_EXCLUDED_LINKS, ParticleModel
+from .model import ParticleModel
 from .neighbors import find_pairs, pairs_touching
 from .pair_cache import PairCache
+from .pair_filter import filter_pairs
 from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
 from .projection import BendingSolver, DistanceSolver, StretchProjection
 from .settings import SolverSettings
-from .sizes import Radius, is_uniform, largest, pair_rest, refresh_sized, sized_candidates, world_sizes
+from .sizes import Radius, is_uniform, largest, refresh_sized, sized_candidates, world_sizes
 from .state import ParticleState
 from .struck import (
     bound_rebound,
@@ -55,8 +56,6 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
-# Cloth particles closer than this many diameters in the rest shape never self-collide.
-SELF_COLLISION_REST_DIAMETERS = 2.0
 # Neighbour candidates are refreshed particle by particle while at most this fraction of the particles
 # moved beyond half the margin; beyond it a full search costs less (measured on the S4 grain blocks).
 INCREMENTAL_MAX_FRACTION = 0.25
@@ -561,36 +560,8 @@ class Solver:
     def _filter_candidates(
         self, i: IntArray, j: IntArray, groups_checked: bool = False
     ) -> tuple[IntArray, IntArray]:
-        """Drop the pairs that never interact through contacts: within a body that does not collide with
-        itself (unless ``groups_checked``), fluid with fluid, cloth neighbours in the rest shape."""
-        model = self.model
-        if not groups_checked:
-            group = model.particle_group
-            gi = group[i]
-            keep = (gi != group[j]) | model.group_self_collides[gi]
-            i, j = i[keep], j[keep]
-        if model.any_fluid:
-            # Fluid meets fluid through its density constraints (fluid.py), never through contacts.
-            keep = ~(model.particle_is_fluid[i] & model.particle_is_fluid[j])
-            i, j = i[keep], j[keep]
-        if model.any_cloth_self:
-            # Cloth neighbours in the rest shape would always touch: exclude them.
-            group, rest = model.particle_group, model.particle_rest_q
-            same_cloth = (group[i] == group[j]) & (model.particle_kind[i] == KIND_CLOTH)
-            d = rest[i] - rest[j]
-            apart = SELF_COLLISION_REST_DIAMETERS * pair_rest(self.sizes[0], i, j)  # 2 diameters
-            near = np.einsum("ij,ij->i", d, d) < apart**2
-            keep = ~(same_cloth & near)
-            i, j = i[keep], j[keep]
-        if model.any_rope_self:  # a rope's neighbours along the chain (contiguous indices) always touch
-            near = (np.abs(i - j) <= ROPE_SELF_EXCLUDED_LINKS) & (
-                model.particle_group[i] == model.particle_group[j]
-            )
-            keep = ~(near & (model.particle_kind[i] == KIND_ROPE))
-            i, j = i[keep], j[keep]
-        if self.joints is not None:  # joined bodies that do not collide (Blender's Disable Collisions)
-            i, j = self.joints.filter_pairs(model.particle_group, i, j)
-        return i, j
+        """The pairs that can ever touch (``pair_filter.filter_pairs``)."""
+        return filter_pairs(self.model, self.sizes[0], self.joints, i, j, groups_checked)
 
     def restore_candidates(
         self, reference: FloatArray, active: BoolArray, fluid_reference: FloatArray | None = None
