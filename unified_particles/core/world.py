@@ -238,12 +238,13 @@ class World:
         initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
         angular_velocity: ArrayLike = (0.0, 0.0, 0.0),
     ) -> RigidBody:
-        """Add a rigid body filled with particles on a grid of spacing 2r inside the mesh.
+        """Add a rigid body of particles whose spheres (radius r) touch its mesh (``geometry.sample_rigid``).
 
         Args:
             vertices: (V, 3) mesh vertices in world space at build time, metres.
             faces: (F, 3) triangle vertex indices (open and non-manifold meshes are fine).
-            density: kg/m^3; each particle weighs density * (2r)^3. Ignored if ``mass`` is given.
+            density: kg/m^3; the body weighs density * its mesh's volume (open meshes: (2r)^3 per
+                particle). Ignored if ``mass`` is given.
             friction: Coulomb coefficient of the surface.
             mass: total mass, kg (optional, overrides density).
             name: optional label.
