@@ -40,14 +40,31 @@ class FillMeasure:
     volume: float | None
 
     def grid_nodes(self, spacing: float) -> int:
-        """Grid nodes :func:`sample_interior` evaluates at ``spacing`` (limit ``MAX_SAMPLE_GRID_NODES``)."""
+        """Grid nodes :func:`sample_interior` or :func:`~.rigid_fill.sample_rigid` (its grid fitted to the
+        box) evaluates at ``spacing``, the larger (limit ``MAX_SAMPLE_GRID_NODES``)."""
         counts = np.maximum(np.floor(self.extent / spacing + 1e-6), 1.0)
-        return int(min(float(np.prod(counts)), 9.0e18))
+        return int(min(max(float(np.prod(counts)), self._fitted(spacing)), 9.0e18))
+
+    def _fitted(self, spacing: float) -> float:
+        """Nodes of :func:`~.rigid_fill.sample_rigid`'s fitted grid at radius ``spacing / 2``."""
+        r = 0.5 * spacing
+        inner = np.maximum(self.extent - spacing, 0.0)
+        gaps = np.where(inner <= 1e-9 * r, 0.0, np.maximum(np.ceil(inner / (2.5 * r) - 1e-9), 1.0))
+        return float(np.prod(gaps + 1.0))
 
     def count(self, spacing: float) -> int:
-        """The estimate of :func:`estimate_interior_count` at ``spacing``."""
-        box = float(self.grid_nodes(spacing))
+        """The estimate of :func:`estimate_interior_count` at ``spacing``: the larger of the interior fill
+        (:func:`sample_interior`) and a rigid body's (:func:`~.rigid_fill.sample_rigid`: its fitted grid,
+        plus, unless the mesh fills its box, a surface layer of at most one particle per r^2 of the box's
+        surface)."""
+        box = float(np.prod(np.maximum(np.floor(self.extent / spacing + 1e-6), 1.0)))
         estimate = box if self.volume is None else min(self.volume / spacing**3, box)
+        rigid = self._fitted(spacing)
+        if self.volume is None or self.volume < 0.99 * float(np.prod(self.extent)):
+            e = self.extent
+            area = 2.0 * float(e[0] * e[1] + e[1] * e[2] + e[0] * e[2])
+            rigid += 4.0 * area / spacing**2
+        estimate = max(estimate, rigid)
         estimate = math.ceil(estimate * (1.0 - 1e-9))  # 999.9999999 -> 1000 (a box of 10 x 10 x 10 spacings)
         return int(max(1.0, min(estimate, 9.0e18)))
 

@@ -30,26 +30,35 @@ from .winding import _winding_fast
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
+# Most spacing of the fitted grid, in radii. Up to 2.5 r, nothing of the same size slips through a layer
+# (the middle of four neighbours is at most 2.5 r / sqrt(2) = 1.77 r < 2 r from them) and a box holds
+# about as many particles as before; denser (2 r) a 0.25 m box at r = 2.4 cm took 216 lighter particles
+# instead of 125, and pushed through a tethered cloth that held the 125 (tests/core/test_tethers.py).
+MAX_SPACING_RADII = 2.5
 # A projected surface particle counts as on the inset surface within this many radii (else it is in a part
 # thinner than 2r and stays where the grid put it).
 _ON_SURFACE_RADII = 0.02
 # Surface particles closer than this many radii to an already kept particle are dropped (cost only: the
 # particles of one body never collide with each other).
 _DUPLICATE_RADII = 0.5
+# Particles per block in the search for tied faces.
+_TIE_BLOCK = 256
+# Meshes with at most this many triangles (boxes, prisms) get tied faces for every particle.
+_LOW_POLY_TRIANGLES = 256
 
 
 def fitted_axis(lo: float, hi: float, radius: float) -> tuple[float, float, int]:
     """First node, spacing and node count of one axis of the fitted grid (metres, metres, count).
 
     The outer nodes sit ``radius`` in from ``lo`` and ``hi`` and the nodes between are spread evenly at
-    most 2r apart (so neighbouring spheres touch or overlap: nothing slips between them). A side thinner
+    most ``MAX_SPACING_RADII`` r apart. A side thinner
     than 2r gets one layer at its middle (its spheres stick out by ``r - side / 2`` on each side: one
     radius cannot be thinner than that; a smaller per-body radius can).
     """
     inner = (hi - lo) - 2.0 * radius
     if inner <= 1e-9 * radius:
         return 0.5 * (lo + hi), 0.0, 1
-    gaps = max(math.ceil(inner / (2.0 * radius) - 1e-9), 1)
+    gaps = max(math.ceil(inner / (MAX_SPACING_RADII * radius) - 1e-9), 1)
     return lo + radius, inner / gaps, gaps + 1
 
 
@@ -61,11 +70,13 @@ def sample_rigid(vertices: npt.ArrayLike, faces: npt.ArrayLike, radius: float) -
     1. A grid fitted per axis to the bounding box inset by r (:func:`fitted_axis`): for a box every outer
        node is exactly r inside its faces, at any size.
     2. Nodes whose signed distance is <= -r (sphere inside the mesh) are kept as they are.
-    3. Other nodes (near curved or slanted faces) are moved along the signed-distance gradient onto the
-       inset surface (signed distance -r), so a ball's outer particles lie on a sphere of radius R - r.
-       Where that surface does not exist (a part thinner than 2r) a node inside the mesh stays put, so a
+    3. Nodes nearer the surface than r (beside curved or slanted faces) that cannot be moved onto the
+       inset surface (signed distance -r) lie in a part thinner than 2r: those inside the mesh stay, so a
        thin body keeps one layer at its middle.
-    4. Moved particles within ``_DUPLICATE_RADII`` r of another are dropped.
+    4. The surface layer: around the other nodes of step 3, the nodes of a grid of half the spacing
+       that are nearer the surface than r, moved along the signed-distance gradient onto the inset
+       surface (a ball's outer particles lie on the sphere R - r), at most one per cube of
+       ``_DUPLICATE_RADII`` r and none in a cube holding a node of step 2.
 
     Parameters
     ----------
@@ -132,7 +143,8 @@ def sample_rigid(vertices: npt.ArrayLike, faces: npt.ArrayLike, radius: float) -
         dists, grads = [d], [g]
     d_all = np.concatenate(dists)
     g_all = np.concatenate(grads)
-    faces_local = _tied_faces(local, pts, d_all, g_all, r)
+    faces_local = _tied_faces(local, pts, d_all, g_all, r, hi - lo)
+    g_all = faces_local[:, 0]
     return InteriorSamples(pts @ axes.T + centre, d_all, g_all @ axes.T, faces_local @ axes.T)
 
 
@@ -180,48 +192,82 @@ def _drop_duplicates(kept: FloatArray, new: FloatArray, cell: float) -> npt.NDAr
     return out
 
 
-def _tied_faces(tri: FloatArray, pts: FloatArray, sdf: FloatArray, grad: FloatArray, r: float) -> FloatArray:
+def _tied_faces(
+    tri: FloatArray, pts: FloatArray, sdf: FloatArray, grad: FloatArray, r: float, extent: FloatArray
+) -> FloatArray:
     """The directions of the faces nearest each particle (P, MAX_TIED_FACES, 3): row 0 its gradient, then
     the other faces within ``TIE_TOLERANCE_SPACINGS`` * 2r of the nearest (a box's edge and corner
     particles lie on two and three faces; see ``sampling._tied_directions`` for why contacts need them).
-    Only particles within about one radius of the surface layer are looked at; their (point, triangle)
-    pairs run in windows of ``_PAIR_BUDGET``."""
+    Only particles within about one radius of the surface layer are looked at, in blocks of neighbours
+    against the triangles near each block, in windows of ``_PAIR_BUDGET`` pairs."""
     out = np.zeros((len(pts), MAX_TIED_FACES, 3))
     out[:, 0] = grad
-    near = np.flatnonzero(-sdf <= 2.02 * r)
+    # Deeper particles of a low-poly body too (a box's middle is as far from two or three faces): their
+    # gradient is the one taken when bodies overlap deeply, and among tied faces it is the one across the
+    # body's shortest side (the short way out), not whichever the closest-point search met first.
+    low_poly = len(tri) <= _LOW_POLY_TRIANGLES
+    near = np.flatnonzero((-sdf <= 2.02 * r) | low_poly)
     if not near.size:
         return out
     tol = TIE_TOLERANCE_SPACINGS * 2.0 * r
-    n_tri = len(tri)
-    step = max(1, _PAIR_BUDGET // max(n_tri, 1))
+    # Blocks of nearby particles (sorted by cells of 4r) against the triangles whose bounding boxes come
+    # within their reach: a high-poly mesh costs pairs near each block, not every (particle, triangle).
+    cell = np.floor(pts[near] / (4.0 * r)).astype(np.int64)
+    near = near[np.lexsort(cell.T[::-1])]
+    tlo, thi = tri.min(axis=1), tri.max(axis=1)
+    normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-300)
     rows: list[IntArray] = []
     dirs: list[FloatArray] = []
-    for s0 in range(0, near.size, step):
-        which = near[s0 : s0 + step]
-        p = np.repeat(pts[which], n_tri, axis=0)
-        t = np.tile(tri, (len(which), 1, 1))
-        diff = _closest_on_triangles(p, t[:, 0], t[:, 1], t[:, 2]) - p
-        dt = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-        own = np.repeat(which, n_tri)
-        tie = np.flatnonzero((dt <= np.abs(sdf[own]) + tol) & (dt > 0.0))
-        rows.append(own[tie])
-        # From inside, the direction to the closest point is outward.
-        dirs.append(diff[tie] / dt[tie, None])
+    for s0 in range(0, near.size, _TIE_BLOCK):
+        block = near[s0 : s0 + _TIE_BLOCK]
+        pad = float(np.abs(sdf[block]).max()) + tol
+        lo, hi = pts[block].min(axis=0) - pad, pts[block].max(axis=0) + pad
+        cand = np.flatnonzero(((thi >= lo) & (tlo <= hi)).all(axis=1))
+        step = max(1, _PAIR_BUDGET // max(cand.size, 1))
+        for b0 in range(0, block.size, step):
+            which = block[b0 : b0 + step]
+            p = np.repeat(pts[which], cand.size, axis=0)
+            t = np.tile(tri[cand], (len(which), 1, 1))
+            diff = _closest_on_triangles(p, t[:, 0], t[:, 1], t[:, 2]) - p
+            dt = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+            own = np.repeat(which, cand.size)
+            tie = np.flatnonzero((dt <= np.abs(sdf[own]) + tol) & (dt > 0.0))
+            rows.append(own[tie])
+            # The tied triangle's outward normal, not the direction to its closest point: that leans
+            # where the closest point falls on the diagonal of a quad (within the tolerance of the face
+            # itself) and made a skewed extra "face".
+            dirs.append(normal[np.tile(cand, len(which))[tie]])
     row = np.concatenate(rows)
     u = np.concatenate(dirs)
     key = np.column_stack([row, np.round(u / 1e-6).astype(np.int64)])
     _, first = np.unique(key, axis=0, return_index=True)
     first.sort()
     row, u = row[first], u[first]
-    # Per particle, the face of its gradient first (contacts try the gradient first, as in sampling),
-    # then the opposite face (a layer in a body thinner than 2r touches both), then the sides.
+    # Per particle, the gradient first: among tied faces the one across the body's shortest side (in
+    # this principal frame, the axis of the smallest extent), then the next shortest, +axis before -axis.
+    rank = np.argsort(np.argsort(extent, kind="stable"), kind="stable")
+    weight = 4.0 ** (2 - rank)
+    score = np.abs(u) @ weight + 1e-3 * u @ weight
+    best = np.full(len(pts), -np.inf)
+    np.maximum.at(best, row, score)
+    first_face = score >= best[row] - 1e-9
+    lead = np.zeros((len(pts), 3))
+    lead[row[first_face]] = u[first_face]
+    has = np.zeros(len(pts), dtype=bool)
+    has[row] = True
+    grad = np.where(has[:, None], lead, grad)
+    out[:, 0] = grad
+    # Then the opposite face (a layer in a body thinner than 2r touches both), then the sides.
     dots = np.abs(np.einsum("ij,ij->i", u, grad[row]))
     order = np.lexsort((-dots, row))
     row, u = row[order], u[order]
     count = np.bincount(row, minlength=len(pts))
     slot = np.arange(row.size) - (np.cumsum(count) - count)[row]
+    # Faces rows only within about one radius of the surface layer (as sampling does).
+    shallow = -sdf <= 2.02 * r
     # One face: row 0 stays the gradient. More than MAX_TIED_FACES (the corner of a layer in a thin
     # body): the first MAX_TIED_FACES in that order.
-    sel = (count[row] >= 2) & (slot < MAX_TIED_FACES)
+    sel = (count[row] >= 2) & (slot < MAX_TIED_FACES) & shallow[row]
     out[row[sel], slot[sel]] = u[sel]
     return out
