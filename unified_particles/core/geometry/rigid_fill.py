@@ -35,6 +35,10 @@ IntArray = npt.NDArray[np.int64]
 # about as many particles as before; denser (2 r) a 0.25 m box at r = 2.4 cm took 216 lighter particles
 # instead of 125, and pushed through a tethered cloth that held the 125 (tests/core/test_tethers.py).
 MAX_SPACING_RADII = 2.5
+# A node this many radii less deep than r still counts as r deep: Blender's float32 vertices put a box's
+# faces up to ~1e-7 of its size off, and a box of 1.6 x 0.3 x 3.4 m then had its faces' nodes "near" the
+# surface and got a dense surface layer on every face (3762 particles instead of 1092).
+_ON_GRID_RADII = 1e-3
 # A projected surface particle counts as on the inset surface within this many radii (else it is in a part
 # thinner than 2r and stays where the grid put it).
 _ON_SURFACE_RADII = 0.02
@@ -110,7 +114,7 @@ def sample_rigid(vertices: npt.ArrayLike, faces: npt.ArrayLike, radius: float) -
     if not _soup_is_closed(local) and float(_winding_fast(local, nodes).max(initial=0.0)) < 0.75:
         # As in sample_interior: an open sheet (terrain) has no inside.
         raise _flat_error()
-    keep = sdf <= -r * (1.0 - 1e-9)
+    keep = sdf <= -r * (1.0 - _ON_GRID_RADII)
     moving = np.flatnonzero(~keep & (sdf <= _reach(fit) + 1e-12))
     # Nodes that cannot reach the inset surface lie in a part thinner than 2r: those inside the mesh stay
     # where they are (one layer at a thin body's middle).
@@ -126,7 +130,7 @@ def sample_rigid(vertices: npt.ArrayLike, faces: npt.ArrayLike, radius: float) -
     fine_fit = [(start, 0.5 * step, 2 * count - 1) for start, step, count in fit]
     fine = _fine_nodes(fine_fit, np.stack(np.unravel_index(moving, [f[2] for f in fit]), axis=1))
     fsdf, fgrad = _signed(local, fine)
-    fmove = ~(fsdf <= -r * (1.0 - 1e-9)) & (fsdf <= _reach(fine_fit) + 1e-12)
+    fmove = ~(fsdf <= -r * (1.0 - _ON_GRID_RADII)) & (fsdf <= _reach(fine_fit) + 1e-12)
     ok, moved, (msdf, mgrad) = _onto_inset(local, fine[fmove], fsdf[fmove], fgrad[fmove], r)
     shell = _drop_duplicates(np.concatenate(points), moved[ok], _DUPLICATE_RADII * r)
     points.append(moved[ok][shell])
