@@ -241,7 +241,7 @@ class UNIFIED_PARTICLES_OT_make_rigid(_MakeOperator):
         # Every limit the first frame checks (memory, sampling grid), with a suggestion that keeps them all.
         radius = float(scene_settings(context_scene(context)).particle_radius)
         try:
-            World(radius=radius).check_fill(vertices, tris, f"{obj.name!r} as a rigid body")
+            World(radius=radius).check_fill(vertices, tris, f"{obj.name!r} as a rigid body", rigid=True)
         except SimulationInputError as exc:
             return str(exc)
         return None

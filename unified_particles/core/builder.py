@@ -271,7 +271,7 @@ class WorldBuilder:
         friction = nonnegative(friction, "friction")
         spacing = 2.0 * self.radius
         what = f"{name!r} as a rigid body" if name else "this rigid body"
-        self.budget.check_fill(self.state.particle_count, v, f, what)
+        self.budget.check_fill(self.state.particle_count, v, f, what, rigid=True)
         s = geometry.sample_rigid(v, f, self.radius)
         pts = np.asarray(s.points, dtype=np.float64)
         n = len(pts)

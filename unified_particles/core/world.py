@@ -217,15 +217,17 @@ class World:
         what: str = "this",
         max_count: float | None = None,
         unit: str = "particles",
+        rigid: bool = False,
     ) -> None:
         """Raise SimulationInputError if filling this mesh at this radius breaks any limit.
 
         The limits: the memory limit (with the particles already in the world), the sampling grid
         (``geometry.MAX_SAMPLE_GRID_NODES``) and, if given, ``max_count`` (e.g. a front end's grain limit).
         The message names every limit broken and the smallest radius (4 digits) that keeps all of them,
-        computed with the estimate the fill itself uses, so the number it suggests works.
+        computed with the estimate the fill itself uses, so the number it suggests works (``rigid``:
+        a rigid body's fill, ``geometry.sample_rigid``).
         """
-        self._budget.check_fill(self.particle_count, vertices, faces, what, max_count, unit)
+        self._budget.check_fill(self.particle_count, vertices, faces, what, max_count, unit, rigid)
 
     def add_rigid(
         self,

@@ -259,7 +259,10 @@ def _tied_faces(
     lead = np.zeros((len(pts), 3))
     lead[row[first_face]] = u[first_face]
     has = np.zeros(len(pts), dtype=bool)
-    has[row] = True
+    # Only where the body has one shortest side; a cube's tied faces keep the closest-point search's.
+    ext = np.sort(extent)
+    if ext[1] - ext[0] > 1e-6 * ext[2]:
+        has[row] = True
     grad = np.where(has[:, None], lead, grad)
     out[:, 0] = grad
     # Then the opposite face (a layer in a body thinner than 2r touches both), then the sides.
