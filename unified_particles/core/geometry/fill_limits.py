@@ -56,7 +56,8 @@ class FillMeasure:
         to the principal box, at most 2.5 r apart), or :func:`sample_interior`'s if more."""
         r = 0.5 * spacing
         inner = np.maximum(self.extent - spacing, 0.0)
-        gaps = np.where(inner <= 1e-9 * r, 0.0, np.maximum(np.ceil(inner / (2.5 * r) - 1e-9), 1.0))
+        fit = np.maximum(np.maximum(np.round(inner / spacing), np.ceil(inner / (2.5 * r) - 1e-9)), 1.0)
+        gaps = np.where(inner <= 1e-9 * r, 0.0, fit)
         return int(min(max(float(np.prod(gaps + 1.0)), float(self.grid_nodes(spacing))), 9.0e18))
 
     def rigid_count(self, spacing: float) -> int:

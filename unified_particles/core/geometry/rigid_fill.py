@@ -62,7 +62,9 @@ def fitted_axis(lo: float, hi: float, radius: float) -> tuple[float, float, int]
     inner = (hi - lo) - 2.0 * radius
     if inner <= 1e-9 * radius:
         return 0.5 * (lo + hi), 0.0, 1
-    gaps = max(math.ceil(inner / (MAX_SPACING_RADII * radius) - 1e-9), 1)
+    # The nearest whole number of diameters (a side of whole diameters keeps spheres touching, 2r apart),
+    # unless that is more than MAX_SPACING_RADII r apart.
+    gaps = max(round(inner / (2.0 * radius)), math.ceil(inner / (MAX_SPACING_RADII * radius) - 1e-9), 1)
     return lo + radius, inner / gaps, gaps + 1
 
 
