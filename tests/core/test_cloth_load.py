@@ -131,10 +131,10 @@ def test_hammock_between_posts_keeps_its_pins_and_its_load() -> None:
 def test_grains_poured_on_a_coarse_box_in_a_hammock_stay_there() -> None:
     """Grains poured onto a small box lying in a hammock: nothing is shot away, nothing goes through.
 
-    A 0.2 m box at r = 3.5 cm is filled with only 8 particles, each 6.5 cm (> 1.75 r) inside the
-    mesh. The contacts took such a particle for an interior one and pushed every grain or cloth
-    particle touching it along the body's SDF normal there (an arbitrary face axis at a corner)
-    instead of apart: the grains landing on top were shoved sideways by the whole overlap in every
+    A 0.2 m box at r = 3.5 cm was filled with only 8 particles (before issue 22.3), each 6.5 cm
+    (> 1.75 r) inside the mesh. The contacts took such a particle for an interior one and pushed every
+    grain or cloth particle touching it along the body's SDF normal there (an arbitrary face axis at a
+    corner) instead of apart: the grains landing on top were shoved sideways by the whole overlap in every
     iteration, and box and grains flew off at 15-25 m/s (the box ended ~15 m away). The interior
     test now measures depth below the body's outer particle layer.
     """
@@ -147,7 +147,10 @@ def test_grains_poured_on_a_coarse_box_in_a_hammock_stay_there() -> None:
     cloth = w.add_cloth(v, f, mass=0.25, stretch_compliance=0.0, bend_compliance=1e-5, pinned=pins)
     bv, bf = box_mesh((0.2, 0.2, 0.2), center=(0.0, 0.0, 1.05))
     box = w.add_rigid(bv, bf, density=700.0)
-    assert len(box.indices) == 8
+    # 27 particles since the exact shapes (issue 22, item 3): 3 per axis, the outer ones r inside each
+    # face, so none of them is deeper than 1.75 r any more (it was 8, 6.5 cm deep); the grains must
+    # still land and stay.
+    assert len(box.indices) == 27
     s = np.arange(4) * 2 * R - 3 * R
     g = np.stack(np.meshgrid(s, s, 1.25 + np.arange(2) * 2 * R, indexing="ij"), -1).reshape(-1, 3)
     grains = w.add_granular(g, density=1600.0, friction=0.6)

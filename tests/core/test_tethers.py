@@ -85,7 +85,11 @@ def test_tethers_bound_the_stretch_of_pinned_cloth_under_a_heavy_load() -> None:
         tight, tight_z = _hang_box(give)
         assert tight <= 1.0 + give + 0.07, f"give {give}: cloth stretched to {tight:.3f} of its length"
         assert tight < loose - 0.2
-        assert tight_z > 0.8 > loose_z, "the tethered cloth holds the box; without tethers it falls"
+        # The tethered cloth holds the box higher than the untethered one. Before exact shapes (issue
+        # 22.3) the untethered cloth, stretched > 30%, let the box through (z < 0.8); with the box's
+        # outer particles r inside its faces it now holds it 0.84 m up, stretched as much (asserted above).
+        assert tight_z > 0.8, "the tethered cloth holds the box"
+        assert tight_z > loose_z + 0.05, "the untethered cloth sags further"
 
 
 def test_negative_tether_give_is_refused() -> None:

@@ -261,7 +261,7 @@ class UNIFIED_PARTICLES_OT_make_rigid(_MakeOperator):
         # Every limit the first frame checks (memory, sampling grid), with a suggestion that keeps them all.
         try:
             radius = _own_radius(context, obj)
-            World(radius=radius).check_fill(vertices, tris, f"{obj.name!r} as a rigid body")
+            World(radius=radius).check_fill(vertices, tris, f"{obj.name!r} as a rigid body", rigid=True)
         except SimulationInputError as exc:
             return str(exc)
         return None

@@ -271,8 +271,8 @@ class WorldBuilder:
         angular_velocity: ArrayLike,
         radius: float | None = None,
     ) -> RigidBody:
-        """``World.add_rigid``: a rigid body filled with particles on a grid of spacing 2r (``radius``
-        None: the world's r)."""
+        """``World.add_rigid``: a rigid body whose outer particles' spheres touch its mesh
+        (``geometry.sample_rigid``; ``radius`` None: the world's r), weighing density * its mesh's volume."""
         v0 = vector(initial_velocity, "initial_velocity")
         w0 = vector(angular_velocity, "angular_velocity")
         v = geometry.as_vertices(vertices)
@@ -282,11 +282,16 @@ class WorldBuilder:
         r = self._radius(radius)
         spacing = 2.0 * r
         what = f"{name!r} as a rigid body" if name else "this rigid body"
-        self.budget.check_fill(self.state.particle_count, v, f, what, radius=r)
-        s = geometry.sample_interior(v, f, spacing)
+        self.budget.check_fill(self.state.particle_count, v, f, what, radius=r, rigid=True)
+        s = geometry.sample_rigid(v, f, r)
         pts = np.asarray(s.points, dtype=np.float64)
         n = len(pts)
-        m_particle = positive(mass, "mass") / n if mass is not None else density * spacing**3
+        if mass is None:
+            # The mesh's volume, not the particles' (a brick is not a whole number of particle cubes);
+            # an open mesh has none, and its particles' cubes stand in.
+            volume = geometry.fill_measure(v, f).volume
+            mass = density * (volume if volume else n * spacing**3)
+        m_particle = positive(mass, "mass") / n
         total = m_particle * n
         center = pts.mean(axis=0)
         # Depth below the body's outermost particle layer, not below the mesh: the contacts treat a

@@ -63,6 +63,7 @@ class ParticleBudget:
         max_count: float | None = None,
         unit: str = "particles",
         radius: float | None = None,
+        rigid: bool = False,
     ) -> None:
         """Raise SimulationInputError if filling this mesh next to ``particle_count`` particles breaks the
         memory limit, the sampling grid (``geometry.MAX_SAMPLE_GRID_NODES``) or ``max_count``; the
@@ -72,8 +73,9 @@ class ParticleBudget:
         now = self.radius if radius is None else float(radius)
         spacing = 2.0 * now
         measure = geometry.fill_measure(vertices, faces)
-        count = measure.count(spacing)
-        nodes = measure.grid_nodes(spacing)
+        # A rigid body's fill (geometry.sample_rigid) has its own grid and a surface layer.
+        count = measure.rigid_count(spacing) if rigid else measure.count(spacing)
+        nodes = measure.rigid_grid_nodes(spacing) if rigid else measure.grid_nodes(spacing)
         total = particle_count + count
         need = total * BYTES_PER_PARTICLE
         allowed = max(self.memory_limit / BYTES_PER_PARTICLE - particle_count, 1.0)
@@ -91,7 +93,7 @@ class ParticleBudget:
         if not reasons:
             return
         limit = allowed if max_count is None else min(allowed, float(max_count))
-        suggested = geometry.smallest_fill_radius(measure, max_count=limit)
+        suggested = geometry.smallest_fill_radius(measure, max_count=limit, rigid=rigid)
         raise SimulationInputError(
             f"{what} {' and '.join(reasons)}; use a particle radius of at least {suggested:.4g} m "
             f"(now {now:.4g} m) or fewer/smaller objects"

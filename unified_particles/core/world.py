@@ -219,15 +219,17 @@ class World:
         what: str = "this",
         max_count: float | None = None,
         unit: str = "particles",
+        rigid: bool = False,
     ) -> None:
         """Raise SimulationInputError if filling this mesh at this radius breaks any limit.
 
         The limits: the memory limit (with the particles already in the world), the sampling grid
         (``geometry.MAX_SAMPLE_GRID_NODES``) and, if given, ``max_count`` (e.g. a front end's grain limit).
         The message names every limit broken and the smallest radius (4 digits) that keeps all of them,
-        computed with the estimate the fill itself uses, so the number it suggests works.
+        computed with the estimate the fill itself uses, so the number it suggests works (``rigid``:
+        a rigid body's fill, ``geometry.sample_rigid``).
         """
-        self._budget.check_fill(self.particle_count, vertices, faces, what, max_count, unit)
+        self._budget.check_fill(self.particle_count, vertices, faces, what, max_count, unit, rigid)
 
     def add_rigid(
         self,
@@ -241,12 +243,13 @@ class World:
         angular_velocity: ArrayLike = (0.0, 0.0, 0.0),
         radius: float | None = None,
     ) -> RigidBody:
-        """Add a rigid body filled with particles on a grid of spacing 2r inside the mesh.
+        """Add a rigid body of particles whose spheres (radius r) touch its mesh (``geometry.sample_rigid``).
 
         Args:
             vertices: (V, 3) mesh vertices in world space at build time, metres.
             faces: (F, 3) triangle vertex indices (open and non-manifold meshes are fine).
-            density: kg/m^3; each particle weighs density * (2r)^3. Ignored if ``mass`` is given.
+            density: kg/m^3; the body weighs density * its mesh's volume (open meshes: (2r)^3 per
+                particle). Ignored if ``mass`` is given.
             friction: Coulomb coefficient of the surface.
             mass: total mass, kg (optional, overrides density).
             name: optional label.

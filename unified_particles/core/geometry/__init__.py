@@ -9,7 +9,8 @@ winding number.
 
 One module per concern, lowest first: ``mesh`` (input checks, closedness, volume), ``triangles``
 (point-triangle kernels), ``winding``, ``closest``, ``grids`` (distance and winding number on grids),
-``sampling`` (rigid bodies' interior samples), ``grains`` (grain fills), ``fill_limits`` and ``sdf``
+``sampling`` (interior samples on a grid), ``rigid_fill`` (rigid bodies' particles, touching the mesh),
+``grains`` (grain fills), ``fill_limits`` and ``sdf``
 (``SDFVolume``). The exact and deforming surfaces only colliders use live in ``colliders/``.
 
 References
@@ -37,6 +38,7 @@ from .grains import (
     fill_mesh_with_grains,
 )
 from .mesh import as_triangles, as_vertices
+from .rigid_fill import fitted_axis, sample_rigid
 from .sampling import MAX_TIED_FACES, TIE_TOLERANCE_SPACINGS, InteriorSamples, sample_interior
 from .sdf import SDFVolume
 from .winding import winding_number
@@ -70,7 +72,9 @@ __all__ = [
     "estimate_interior_count",
     "fill_measure",
     "fill_mesh_with_grains",
+    "fitted_axis",
     "sample_interior",
+    "sample_rigid",
     "signed_distance",
     "smallest_fill_radius",
     "winding_number",

@@ -51,6 +51,25 @@ class FillMeasure:
         estimate = math.ceil(estimate * (1.0 - 1e-9))  # 999.9999999 -> 1000 (a box of 10 x 10 x 10 spacings)
         return int(max(1.0, min(estimate, 9.0e18)))
 
+    def rigid_grid_nodes(self, spacing: float) -> int:
+        """Grid nodes :func:`~.rigid_fill.sample_rigid` evaluates at radius ``spacing / 2`` (its grid fitted
+        to the principal box, at most 2.5 r apart), or :func:`sample_interior`'s if more."""
+        r = 0.5 * spacing
+        inner = np.maximum(self.extent - spacing, 0.0)
+        fit = np.maximum(np.maximum(np.round(inner / spacing), np.ceil(inner / (2.5 * r) - 1e-9)), 1.0)
+        gaps = np.where(inner <= 1e-9 * r, 0.0, fit)
+        return int(min(max(float(np.prod(gaps + 1.0)), float(self.grid_nodes(spacing))), 9.0e18))
+
+    def rigid_count(self, spacing: float) -> int:
+        """An upper estimate of :func:`~.rigid_fill.sample_rigid`'s particle count at radius ``spacing / 2``:
+        its fitted grid, and unless the mesh fills its principal box (a box) a surface layer of one
+        particle per r^2 of that box's surface (measured on spheres: 0.6-1.1 per r^2 of theirs)."""
+        estimate = max(float(self.count(spacing)), float(self.rigid_grid_nodes(spacing)))
+        if self.volume is None or self.volume < 0.99 * float(np.prod(self.extent)):
+            e = self.extent
+            estimate += 2.0 * float(e[0] * e[1] + e[1] * e[2] + e[0] * e[2]) / (0.5 * spacing) ** 2
+        return int(max(1.0, min(math.ceil(estimate * (1.0 - 1e-9)), 9.0e18)))
+
 
 def fill_measure(vertices: npt.ArrayLike, faces: npt.ArrayLike) -> FillMeasure:
     """The :class:`FillMeasure` of a mesh, O(m log m), no grid."""
@@ -85,6 +104,7 @@ def smallest_fill_radius(
     faces: npt.ArrayLike | None = None,
     max_count: float = float("inf"),
     max_grid_nodes: int | None = None,
+    rigid: bool = False,
 ) -> float:
     """The smallest particle radius, rounded up to 4 significant digits, at which a fill keeps every limit.
 
@@ -93,6 +113,7 @@ def smallest_fill_radius(
     ``max_grid_nodes`` (default :data:`MAX_SAMPLE_GRID_NODES`). The result is what an error message may
     suggest: it passes the same checks as written (4 digits) and as a Blender float property stores it
     (float32). ``vertices`` may be a :class:`FillMeasure` already computed (then ``faces`` is not needed).
+    ``rigid``: the estimates of a rigid body's fill (``FillMeasure.rigid_count``, ``rigid_grid_nodes``).
     """
     if isinstance(vertices, FillMeasure):
         measure = vertices
@@ -103,6 +124,11 @@ def smallest_fill_radius(
 
     def ok(radius: float) -> bool:
         spacing = 2.0 * float(radius)
+        if rigid:
+            return (
+                measure.rigid_count(spacing) <= count_limit
+                and measure.rigid_grid_nodes(spacing) <= nodes_limit
+            )
         return measure.count(spacing) <= count_limit and measure.grid_nodes(spacing) <= nodes_limit
 
     def ok_as_typed(radius: float) -> bool:
