@@ -62,6 +62,7 @@ class ParticleBudget:
         what: str = "this",
         max_count: float | None = None,
         unit: str = "particles",
+        *,
         radius: float | None = None,
         rigid: bool = False,
     ) -> None:

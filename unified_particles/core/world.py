@@ -229,7 +229,7 @@ class World:
         computed with the estimate the fill itself uses, so the number it suggests works (``rigid``:
         a rigid body's fill, ``geometry.sample_rigid``).
         """
-        self._budget.check_fill(self.particle_count, vertices, faces, what, max_count, unit, rigid)
+        self._budget.check_fill(self.particle_count, vertices, faces, what, max_count, unit, rigid=rigid)
 
     def add_rigid(
         self,
