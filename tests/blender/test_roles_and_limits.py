@@ -197,16 +197,22 @@ def test_make_rigid_suggests_a_radius_that_passes_every_limit(bpy_clean: ModuleT
     with pytest.raises(RuntimeError, match="candidate particles") as info:
         run_op(bpy, "make_rigid", cube)
     suggested = suggested_radius(str(info.value))
-    assert suggested == pytest.approx(0.003449, abs=2e-6)  # the grid limit, not just memory (0.002276)
+    # The grid limit, not just memory (0.002276): since exact shapes (issue 22.3) a rigid body's own grid
+    # (geometry.sample_rigid, fitted to the mesh: 0.003461 m for this cube), the smallest radius that keeps
+    # it, to the message's 4 digits.
+    geometry = module("core.geometry")
+    measure = geometry.fill_measure(*module("core.primitives").box_mesh((1.0, 1.0, 1.0), (0.0, 0.0, 2.0)))
+    assert suggested == pytest.approx(0.003461, abs=2e-6)
+    assert measure.rigid_grid_nodes(2.0 * suggested) <= geometry.MAX_SAMPLE_GRID_NODES
+    assert measure.rigid_grid_nodes(2.0 * (suggested - 2e-6)) > geometry.MAX_SAMPLE_GRID_NODES
     bpy.context.scene.unified_particles.particle_radius = suggested
     assert run_op(bpy, "make_rigid", cube) == {"FINISHED"}
     # The first frame passes the same checks (building 3 million particles is left to the next test).
-    geometry = module("core.geometry")
     depsgraph = bpy.context.evaluated_depsgraph_get()
     local, tris = module("blender.mesh_io").evaluated_mesh_arrays(cube, depsgraph)
     measure = geometry.fill_measure(local, tris)
     spacing = 2.0 * float(bpy.context.scene.unified_particles.particle_radius)
-    assert measure.grid_nodes(spacing) <= geometry.MAX_SAMPLE_GRID_NODES
+    assert measure.rigid_grid_nodes(spacing) <= geometry.MAX_SAMPLE_GRID_NODES
 
 
 @pytest.mark.parametrize("limit", ["grid", "memory"])

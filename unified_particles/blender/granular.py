@@ -82,7 +82,8 @@ def create_particle_object(
     source: bpy.types.Object, points_world: FloatArray, radius: float | FloatArray
 ) -> bpy.types.Object:
     """Create the particle object of ``source`` with grains at ``points_world`` and hide the source."""
-    name = particle_object_name(source)
+    # Make Granular creates it before it sets the role: " Grains" unless the source is already a rope.
+    name = source.name + _SUFFIX.get(object_settings(source).role, " Grains")
     mesh = bpy.data.meshes.new(name)
     mesh_io.set_point_cloud(mesh, points_world, radius)
     material = source_material(source)

@@ -37,13 +37,15 @@ ROLES = [
     ("NONE", "None", "Not simulated"),
     ("RIGID", "Rigid", "Rigid body made of particles"),
     ("CLOTH", "Cloth", "Cloth: one particle per vertex"),
-    ("SOFT", "Soft Body", "Jelly, rubber, flesh: particles inside the mesh held by overlapping clusters"),
     ("GRANULAR", "Granular", "Sand, gravel, snow: free particles with friction"),
     ("COLLIDER", "Collider", "Static or animated obstacle"),
     ("FLUID", "Fluid", "Liquid filling the mesh's volume (blender/fluids.py)"),
     ("INFLOW", "Inflow", "Pours liquid from its volume every frame between its start and end frames"),
     ("OUTFLOW", "Outflow", "Liquid inside it is removed every frame"),
     ("ROPE", "Rope", "Rope or chain along a curve or an edge-only mesh: particles one diameter apart"),
+    # New roles go last: a file stores an enum by its position, so one inserted before would turn an
+    # older file's Granular into it.
+    ("SOFT", "Soft Body", "Jelly, rubber, flesh: particles inside the mesh held by overlapping clusters"),
 ]
 
 FLOW_AXES = [
