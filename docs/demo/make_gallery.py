@@ -258,7 +258,11 @@ SCENES: dict[str, Callable[[], int | None]] = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="rigid,cloth,granular,fluid,loop", help="comma-separated scenes")
+    parser.add_argument(
+        "--only",
+        default=",".join([*SCENES, "loop"]),
+        help="comma-separated scenes (default: all, and the loop)",
+    )
     parser.add_argument("--samples", type=int, default=32)
     parser.add_argument("--percentage", type=int, default=100, help="render size in per cent")
     parser.add_argument("--out", type=Path, default=REPO / "build" / "docs-gallery")
