@@ -47,7 +47,7 @@ SOURCES := $(shell find unified_particles -name '*.py') blender_manifest.toml LI
 EXT_TOOL = $(VENV)/lib/python3.11/site-packages/bpy/5.0/scripts/addons_core/bl_pkg/cli/blender_ext.py
 EXT_TAGS = $(VENV)/lib/python3.11/site-packages/bpy/5.0/scripts/modules/_bpy_internal/extensions/tags.py
 
-.PHONY: all env env42 env45 env52 demo demo-video docs docs-images test test-serial lint typecheck test-core test-core52 test-blender test-blender42 \
+.PHONY: all env env42 env45 env52 demo demo-video docs docs-images test test-serial lint typecheck test-core test-core52 test-core52-slow test-blender test-blender42 \
 	test-blender45 test-blender52 test-farm extension bench clean
 
 all: test
@@ -104,17 +104,21 @@ lint: $(VENV)/.installed
 typecheck: $(VENV)/.installed
 	$(VENV)/bin/mypy
 
+# The core suite: every test on NumPy 2.x (Blender 5.2 bundles NumPy 2.5), split in two so the two halves
+# run side by side; on NumPy 1.26 (Blender 4.x) the tests not marked `slow`. The slow ones are long
+# scenarios (10 s stacks, poured piles, soft bodies, slings) that run the same array code as the fast
+# ones on every module; the Blender 4.2 and 4.5 suites run the core on NumPy 1.26 too.
 test-core: $(VENV)/.installed
-	$(PY) -m pytest tests/core
+	$(PY) -m pytest -m "not slow" tests/core
 
-test-blender: $(ZIP)
-	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) -m pytest tests/blender
 
-# The core on NumPy 2.x (Blender 5.2 bundles NumPy 2.5); .venv runs it on NumPy 1.26.
 test-core52: $(VENV52)/.installed
-	$(PY52) -m pytest -q -p no:cacheprovider tests/core
+	$(PY52) -m pytest -q -p no:cacheprovider -m "not slow" tests/core
 
-# Blender 5.0 and 5.2 run every Blender test. The LTS versions 4.2 and 4.5 run the modules that exercise
+test-core52-slow: $(VENV52)/.installed
+	$(PY52) -m pytest -q -p no:cacheprovider -m slow tests/core
+
+# Blender 5.2 runs every Blender test. Blender 4.2, 4.5 (the LTS versions) and 5.0 run the modules that exercise
 # what differs between Blender versions, and the install -> bake -> replay-without-the-add-on path:
 # installing the zip (test_install); every bake output, resume and the farm command (test_bake); keyframes
 # read and written through Action.fcurves before 5.0, slotted actions from 4.4 (test_thrown,
@@ -124,14 +128,17 @@ test-core52: $(VENV52)/.installed
 # the docs' tables from the registered add-on (test_docs); Blender's own physics settings, read by Convert
 # Blender Physics (test_convert). The other modules (first-hour workflows,
 # fluids, roles and limits, simulation, faults, duplicates) drive the same add-on code through the same
-# bpy calls on every version and run on 5.0 and 5.2 only, so `make test` stays under about 10 minutes on
-# two cores. A new test module that exercises a version-dependent path belongs in this list.
+# bpy calls on every version and run on 5.2 only, to keep `make test` near its 10-minute budget on two
+# cores. A new test module that exercises a version-dependent path belongs in this list.
 BLENDER_LTS_TESTS := $(addprefix tests/blender/,test_install.py test_bake.py test_thrown.py \
 	test_animated_pins.py test_liquid_surface.py test_deforming_colliders.py test_fields.py \
 	test_workflow.py test_docs.py test_joints.py test_convert.py test_flat_colliders.py \
 	test_field_meanings.py test_start_overlaps.py test_cloth_bending.py test_fluids.py \
 	test_soft_bodies.py test_rope.py \
 	test_real_scenes.py)
+
+test-blender: $(ZIP)
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) -m pytest $(BLENDER_LTS_TESTS)
 
 test-blender42: $(ZIP) $(VENV42)/.installed
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY42) -m pytest $(BLENDER_LTS_TESTS)
@@ -151,8 +158,9 @@ test-farm:
 # machines this runs on have two cores; each suite's output is printed when it ends): about 9 minutes of
 # wall time for about 17 of CPU time (README, *Tests and benchmarks*). `make test-serial` runs them one
 # after another.
-TEST_SUITES := lint typecheck test-core test-core52 test-farm test-blender test-blender42 test-blender45 \
-	test-blender52
+# Longest first, so the two-at-a-time schedule packs.
+TEST_SUITES := test-core52-slow test-blender52 test-core52 test-core test-blender test-blender42 \
+	test-blender45 lint typecheck test-farm
 
 test:
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-serial

@@ -30,6 +30,7 @@ def _pressed(inflation: float, stretch_compliance: float, load: float) -> tuple[
     return _volume(x, f) / _volume(v, f), float(x[:, 2].max() - x[:, 2].min())
 
 
+@pytest.mark.slow
 def test_a_pressed_balloon_keeps_its_volume_times_the_inflation() -> None:
     # The pressure constraint's target: V = k V0 under the box's weight (a 2 kg box on a 20 g balloon).
     # One projection per small step; measured 0.798 and 0.993 for k = 0.8 and 1.0 (the inextensible skin's
@@ -40,6 +41,7 @@ def test_a_pressed_balloon_keeps_its_volume_times_the_inflation() -> None:
         assert height < 0.15  # pressed: a sphere of that volume would be taller
 
 
+@pytest.mark.slow
 def test_a_loaded_balloon_squashes_less_at_higher_pressure() -> None:
     # A stretchable skin (1e-3 m/N) inflated further is tauter: under the same 1 kg box it stands taller
     # (measured 12.1 cm at k = 1 and 14.2 cm at k = 1.3, where it holds 1.253 of its volume: the skin's

@@ -10,6 +10,7 @@ compliance x tension, 1000 N/m) and bound only what lies beyond.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from unified_particles.core import World
 from unified_particles.core.distance import TETHER_TENSION, compliant_strain, mesh_edges, tethers
@@ -68,6 +69,7 @@ def _load_corner_pinned_cloth(compliance: float, box_density: float) -> tuple[fl
     return 1.1 - float(np.mean(z)), ratio
 
 
+@pytest.mark.slow
 def test_heavier_load_sags_a_soft_pinned_cloth_more_and_a_stiff_one_stays_near_its_length() -> None:
     # Box particles of density 10 and 80 kg/m^3 weigh (2r)^3 rho = 1.25 g and 10 g against a cloth vertex
     # of ~1.1 g: both within the contact mass-ratio limit (10:1), so the contacts see the 8x load.

@@ -48,6 +48,7 @@ def test_fill_is_the_rest_lattice() -> None:
     assert rest.denominator > 0
 
 
+@pytest.mark.slow
 def test_water_at_rest_stays_level_at_its_volume_and_calms_down() -> None:
     world, fluid = _tank()
     for _ in range(3 * FPS):
@@ -72,6 +73,7 @@ def test_water_at_rest_stays_level_at_its_volume_and_calms_down() -> None:
     assert np.median(np.linalg.norm(x - x0, axis=1)) < 0.2 * R
 
 
+@pytest.mark.slow
 def test_a_deep_tank_left_alone_becomes_still_and_keeps_its_volume() -> None:
     # Issue 25's still water: a tank 0.6 m deep (12 layers) left alone. One Jacobi density iteration per
     # small step over-corrected the lattice's short waves (fluid.jacobi_gain, 2.7 > 4/3): it boiled at
@@ -116,6 +118,7 @@ def test_no_particle_leaves_a_closed_tank() -> None:
         assert np.all(x[:, 2] < 0.8)
 
 
+@pytest.mark.slow
 def test_buoyancy_follows_archimedes() -> None:
     # Archimedes: a floating body of density rho_b is submerged to the fraction rho_b / rho_w of its height
     # (a cube floating flat); a body denser than water sinks to the bottom. Three 0.15 m cubes, 500, 800 and
@@ -233,6 +236,7 @@ def test_presets_order_viscosity_and_cohesion() -> None:
     assert p["HONEY"]["density"] > p["WATER"]["density"] > p["OIL"]["density"]
 
 
+@pytest.mark.slow
 def test_water_in_a_mesh_tank_keeps_its_volume() -> None:
     # The same water in a tank built of mesh colliders (a floor slab and four walls, as a Blender user
     # would model it): their surface samples count in the density (fluid.Boundary), so the bottom layers
@@ -279,6 +283,7 @@ def test_a_stream_carries_a_cloth_along() -> None:
     assert water.positions[:, 0].max() < sheet.positions[:, 0].max() + R
 
 
+@pytest.mark.slow
 def test_floating_bodies_are_submerged_by_the_density_ratio() -> None:
     # Issue 25 item 4: Archimedes by submerged height, averaged from 1.5 to 2.5 s (the bodies bob by a
     # few mm). Cubes of 0.15 m at 700 (wood) and 800 kg/m^3 in 0.3 m of water, the surface measured away

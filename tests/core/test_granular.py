@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from unified_particles.core import World, fill_mesh_with_grains
 from unified_particles.core.primitives import box_mesh, grid_points
@@ -27,6 +28,7 @@ def _pile_height(friction: float) -> float:
     return float(np.percentile(x[:, 2], 98))
 
 
+@pytest.mark.slow
 def test_pile_is_taller_with_more_friction() -> None:
     slippery = _pile_height(0.0)
     rough = _pile_height(1.0)

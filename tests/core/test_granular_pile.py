@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from unified_particles.blender.materials import PRESETS
 from unified_particles.core import World, fill_mesh_with_grains, geometry
@@ -161,6 +162,7 @@ def _flank_points(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.abs(keys[flank] + 0.5) * 2.0 * R, top[flank]
 
 
+@pytest.mark.slow
 def test_poured_dry_sand_stands_at_the_angle_of_repose_of_real_sand() -> None:
     # Real dry sand poured onto a floor stands at 30-35 degrees (e.g. Al-Hashemi & Al-Amoudi, "A review on
     # the angle of repose of granular materials", Powder Technology 330 (2018)). Eight pours of the Dry
@@ -185,6 +187,7 @@ def test_poured_dry_sand_stands_at_the_angle_of_repose_of_real_sand() -> None:
         assert 0.5 * _height_width_angle(x) < angle < _height_width_angle(x)
 
 
+@pytest.mark.slow
 def test_poured_pile_angle_rises_with_friction_cohesion_and_rolling_resistance() -> None:
     # Poured heaps (~180 grains) of the Dry Sand preset and of one change each, four pours of each (other
     # random releases), angle tan(a) = 2 H / W averaged over the four (cheaper than the flank fit above,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from unified_particles.blender.materials import PRESETS
 from unified_particles.core import World, fill_mesh_with_grains
@@ -41,6 +42,7 @@ def _column_top(layers: int, jitter: float, substeps: int = 4) -> tuple[float, f
     return (float(w.positions[:, 2].max()) + R) / packed, highest / packed
 
 
+@pytest.mark.slow
 def test_column_of_fine_grains_holds_its_packed_height() -> None:
     # Sand grains are stiff: quartz (E ~ 70 GPa) under a column 40 grains high deforms by nanometres
     # (Hertz contact), so a column of touching grains keeps its packed height, 40 diameters. With one

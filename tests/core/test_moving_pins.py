@@ -136,6 +136,7 @@ def test_soft_pins_sag_by_g_over_omega_squared_whatever_the_mass(frequency: floa
     np.testing.assert_allclose(sag, np.exp(-6.0 * h) * G / (2.0 * np.pi * frequency) ** 2, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_soft_pin_anchors_carry_the_sheet_and_snapshots_resume() -> None:
     """Anchors moved 0.5 m along x over 1 s and held: 2 s later the sheet hangs under them again (its
     x within 1 mm of the anchors'); with a snapshot taken on the way, the resumed run is bit-identical."""

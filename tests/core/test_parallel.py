@@ -89,6 +89,7 @@ def _unchunked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parallel, "SEARCH_CHUNK", 10**12)
 
 
+@pytest.mark.slow
 def test_rigid_cloth_and_grains_are_bit_identical_chunked_or_not_with_any_thread_count(
     tiny_chunks: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

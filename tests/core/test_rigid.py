@@ -67,6 +67,7 @@ def test_box_lands_flat_on_plane() -> None:
     assert np.abs(w.velocities).max() < 0.05
 
 
+@pytest.mark.slow
 def test_stack_of_boxes_stands() -> None:
     w = World(radius=R_BOX)
     w.add_collider_plane()

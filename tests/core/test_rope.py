@@ -60,6 +60,7 @@ def test_hung_rope_sags_as_the_catenary_of_its_length_and_span(
     assert stretched < (0.02 if substeps == 4 else 0.006)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nudge", [2e-4])
 def test_weight_on_a_rope_swings_with_the_pendulum_period_of_its_length(nudge: float) -> None:
     # A dense 0.1 m cube (8 kg) tied to the end of a 1 m rope of 1% its mass, pinned at the top, let go

@@ -81,6 +81,7 @@ def _run(theta_deg: float, seconds: float, nudge: float) -> tuple[float, float, 
     return worst, float(m.sum() * G * (PIVOT_Z - centre[0, 2])), centre, float(m.sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nudge", [0.0, 1e-4])
 def test_a_box_resting_in_a_sling_gains_no_energy_and_stays_in_it(nudge: float) -> None:
     """At rest in the sling, default budget, 3 s: energy never above the start, the box stays in the sling.
@@ -97,6 +98,7 @@ def test_a_box_resting_in_a_sling_gains_no_energy_and_stays_in_it(nudge: float) 
     assert centre[-1, 2] > PIVOT_Z - 0.6, "the box left the sling"
 
 
+@pytest.mark.slow
 def test_a_box_swinging_in_a_sling_gains_no_energy() -> None:
     """Released at 20 degrees, default budget, 3 s: the energy never rises above the start and the box
     keeps swinging in the sling (a physical pendulum about the pivot; see docs/physics.md, Cloth, for its

@@ -59,6 +59,7 @@ def _shear_wobble_frequency(stiffness: float, nudge: float = 0.0) -> tuple[float
     return fps / (2.0 * float(np.mean(np.diff(crossings)))), change
 
 
+@pytest.mark.slow
 def test_wobble_frequency_is_proportional_to_the_stiffness() -> None:
     # A linear elastic block's modes have omega = sqrt(k / m): doubling the cluster frequency f (k ~ f^2)
     # doubles the wobble's. Measured 6.32, 12.41, 24.0 Hz for 10, 20, 40 Hz (ratios 1.96, 1.93); the
@@ -88,6 +89,7 @@ def _cantilever_sag(stiffness: float) -> float:
     return float(np.mean(sag[24:]))
 
 
+@pytest.mark.slow
 def test_a_stiffer_cantilever_sags_less() -> None:
     # Euler-Bernoulli: sag = w L^4 / (8 E I), E ~ f^2, so each doubling of f would divide it by 4. At the
     # default budget (16 small steps a frame, one Jacobi iteration each) the clusters' information crosses
@@ -97,6 +99,7 @@ def test_a_stiffer_cantilever_sags_less() -> None:
     assert s20 > 1.4 * s40 > 1.4 * 1.4 * s80 > 0.0, (s20, s40, s80)
 
 
+@pytest.mark.slow
 def test_dropped_block_recovers_its_shape_and_volume() -> None:
     w = World(radius=0.01)
     w.add_collider_plane()
@@ -117,6 +120,7 @@ def test_dropped_block_recovers_its_shape_and_volume() -> None:
     assert np.abs(w.velocities).max() < 0.05
 
 
+@pytest.mark.slow
 def test_squashed_block_keeps_its_volume() -> None:
     # A 1 kg block (30 Hz) under a 0.5 kg box: it squashes (measured 1.8%) and keeps its volume (skin
     # volume 0.964, over three 0.1 mm nudges within 0.0004), as rubber (Poisson's ratio ~0.5) does; its
@@ -174,6 +178,7 @@ def _press(plastic_yield: float | None, depth: float) -> float:
     return float(x[:, 2].max() - x[:, 2].min()) + 0.02  # + one diameter: the cube's height
 
 
+@pytest.mark.slow
 def test_a_dent_above_the_yield_stays_and_below_it_does_not() -> None:
     # Plastic flow (Müller et al. 2005, Sec. 4.4): pressed 2.5 cm (strain well above the clay's 5% yield)
     # the cube keeps a dent (measured 5.4 mm); purely elastic it springs back (measured 0.3 mm short);
@@ -213,6 +218,7 @@ def test_bad_soft_input_says_what_to_do() -> None:
         w.add_soft(v, f, plastic_yield=-1.0)
 
 
+@pytest.mark.slow
 def test_foam_floats_on_water_and_a_soft_ball_sinks_into_sand_both_ways() -> None:
     # Two-way coupling through the particle contacts: a foam block (60 kg/m^3) floats on water (1000);
     # a rubber ball dropped on sand is stopped by it and dents it.

@@ -12,6 +12,7 @@ turned (tipped or twisted) by more than half a degree.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from unified_particles.core import RigidBody, World
 from unified_particles.core.primitives import box_mesh
@@ -55,6 +56,7 @@ def _run(w: World, bodies: list[RigidBody]) -> tuple[np.ndarray, np.ndarray, flo
     return start, end, turn
 
 
+@pytest.mark.slow
 def test_column_of_20_boxes_stands_for_10_s() -> None:
     # 0.5 m boxes, 4 x 4 x 4 particles each (r = 0.0625 m). As a user stacks them by hand: each box
     # off the centre line by up to 5 mm (1% of its size) in x and y, and 1 mm above the one below,
@@ -103,6 +105,7 @@ def _wall(w: World, layers: int, gap: float) -> tuple[list[RigidBody], np.ndarra
     return bricks, np.array(layer_of)
 
 
+@pytest.mark.slow
 def test_brick_wall_of_10_layers_stands_for_10_s() -> None:
     # 2 x 2 particles across a brick's width and height, 4 along it (r = 6.25 cm, the column's radius).
     # The layers are laid exactly onto each other, as snapping does in Blender. (Dropped from 1 mm

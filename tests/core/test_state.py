@@ -43,6 +43,7 @@ def test_same_inputs_give_bit_identical_outputs() -> None:
     assert np.abs(a.velocities).max() > 0.1, "something moved"
 
 
+@pytest.mark.slow
 def test_resume_from_snapshot_is_bit_identical(tmp_path: Path) -> None:
     ref, cref = _scene()
     _run(ref, cref, range(16))

@@ -80,6 +80,7 @@ def test_struck_box_with_restitution_leaves_at_most_one_plus_e_times_the_speed()
     assert u + MARGIN < v <= (1.0 + e) * u + MARGIN
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("speed", [8.0, 12.0])
 def test_box_struck_by_a_kinematic_paddle_leaves_at_its_speed(speed: float) -> None:
     # The same paddle as an animated rigid body: it went through the box before (the box left at 0 and
@@ -87,6 +88,7 @@ def test_box_struck_by_a_kinematic_paddle_leaves_at_its_speed(speed: float) -> N
     assert _paddle(speed, kinematic=True) == pytest.approx(speed, abs=MARGIN)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("speed", [8.0, 20.0])
 def test_struck_stack_leaves_at_the_paddle_speed(speed: float) -> None:
     # Three stacked boxes and a paddle three times as tall: 11.4 m/s at 8 before; at 20 the paddle went

@@ -74,6 +74,7 @@ def _hang_box(tether_give: float | None) -> tuple[float, float]:
     return worst, float(box.center[2])
 
 
+@pytest.mark.slow
 def test_tethers_bound_the_stretch_of_pinned_cloth_under_a_heavy_load() -> None:
     # Without tethers, 4 small steps of one iteration let a 1000:1 load stretch the cloth by ~40%
     # and push through it. Tethers are projected before the edge solve in each small step, and the

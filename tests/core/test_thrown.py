@@ -95,6 +95,7 @@ def _pusher_scene() -> tuple[World, object, object]:
     return w, pusher, free
 
 
+@pytest.mark.slow
 def test_kinematic_box_at_constant_speed_pushes_a_free_box() -> None:
     w, pusher, free = _pusher_scene()
     for _ in range(6):
@@ -119,6 +120,7 @@ def test_kinematic_box_at_constant_speed_pushes_a_free_box() -> None:
     assert abs(free.center[2] - 0.2) < 0.02  # slid along the ground, not lifted over
 
 
+@pytest.mark.slow
 def test_kinematic_platform_lifts_and_carries_grains() -> None:
     r = 0.03
     w = World(radius=r)
@@ -187,6 +189,7 @@ def test_kinematic_body_ignores_gravity_colliders_and_holds_its_pose_without_a_t
     np.testing.assert_array_equal(falling.transform, held)
 
 
+@pytest.mark.slow
 def test_kinematic_state_round_trips_bit_identically() -> None:
     w, pusher, free = _pusher_scene()
     grains = w.add_granular([(0.5, 0.0, 0.6), (0.5, 0.0, 0.72)])

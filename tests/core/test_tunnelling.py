@@ -67,6 +67,7 @@ def test_collider_pose_is_interpolated_across_small_steps() -> None:
     assert c.depth[0] == pytest.approx(0.5 * R, abs=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("speed", [12.0, 48.0])
 def test_fast_thin_board_pushes_every_grain_ahead(speed: float) -> None:
     # A 2 cm board (thinner than a grain) translated at `speed` through a block of grains in 12 frames:

@@ -107,6 +107,7 @@ def test_spray_flies_ballistically() -> None:
     assert ww.generated == 0
 
 
+@pytest.mark.slow
 def test_a_bubble_rises_at_its_terminal_speed_and_becomes_foam() -> None:
     """A bubble deep in still water: each step v <- (1 - k_d) v + k_b g dt, so it rises at
     v* = k_b g dt / k_d = 0.8175 m/s (k_b = 2, k_d = 0.5, dt = 1/48 s), to 1e-3 after 10 steps (the gap
