@@ -120,7 +120,7 @@ def hold_grains_out_at_end(
     rigid bodies move as a whole, cloth and soft bodies keep their constraints).
     """
     col = colliders.contacts(x, radius, alpha, dt_frame, 0.0)
-    r = radius[col.idx] if np.ndim(radius) else radius
+    r = np.asarray(radius)[col.idx] if np.ndim(radius) else radius
     keep = (col.depth > HOLD_DEEP_RADII * r) & grain[col.idx] & moving_contacts(col)
     if keep.any():
         col = ColliderContacts(
