@@ -303,12 +303,11 @@ class Solver:
     ) -> None:
         """``stabilization_iterations`` contact passes on x (no friction), each applied to x and x*."""
         x, kin, sm = state.positions, self.kinematic, self.model.shape_matching
-        # Colliders in their pose at the step's start, where x is (at the end pose, grains resting on a
-        # moving board's face were inside it and pushed out of its back: issue 24, item 8).
+        # Colliders in their pose at the step's start, where x is (at the end pose, a moving face swallowed
         for _ in range(int(self.settings.stabilization_iterations)):
             dx, touching, _ = self._contact_pass(
                 state, x, None, pair_i, pair_j, w_contact, max(alpha - h / dt_frame, 0.0), dt_frame, h
-            )
+            )  # the grains resting on it and pushed them out of its back: issue 24, item 8)
             if sm is not None:
                 # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
                 dx[sm.idx] += self._rigid_goals(x + dx, touching)[0]
