@@ -45,8 +45,10 @@ from .state import ParticleState
 from .struck import (
     bound_rebound,
     contact_planes,
+    hold_grains_out_at_end,
     hold_out,
     hold_out_of_kinematic,
+    moving_contacts,
     push_struck_bodies,
     struck_contacts,
 )
@@ -117,6 +119,7 @@ class Solver:
         self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
         self.depen: Depenetration | None = None  # bodies overlapping at the start (depenetration.py)
         self.collider_push = np.zeros(0)  # (K,) m, each collider contact's push this small step (struck.py)
+        self.last_word = False  # a moving collider touched something this small step (struck.py)
         self._sizes: tuple[Radius, Radius] | None = None
         self.grain_support = SupportSweep()  # the grain support pass (grain_support.py)
 
@@ -224,12 +227,12 @@ class Solver:
             held = self._cloth_contact_pass(state, x_pred, pair_i, pair_j, w_contact)
         if kin is not None:  # kinematic: exactly on its path (shape matching nudged it by rounding)
             x_pred[kin.idx] = x_kin
+        grain = model.particle_is_grain if self._dynamic is None else model.particle_is_grain & self._dynamic
         if s.shock_propagation > 0.0 and model.any_granular_pairs:
-            grain = (
-                model.particle_is_grain if self._dynamic is None else model.particle_is_grain & self._dynamic
-            )
             every_pair = model.all_grains and self._dynamic is None
             self.grain_support(x, x_pred, pair_i, pair_j, grain, every_pair, r, self.gravity)
+        if self.last_word:  # moving colliders, infinite mass: the last word over grains (struck.py)
+            hold_grains_out_at_end(self.colliders, x_pred, r, alpha, dt_frame, grain)
         # 6. Velocity update, restitution, sleeping; commit positions.
         reach = 2.0 * largest(r) + largest(margin)  # kinematic pairs a push may have just parted (struck.py)
         struck = struck_contacts(
@@ -300,10 +303,11 @@ class Solver:
     ) -> None:
         """``stabilization_iterations`` contact passes on x (no friction), each applied to x and x*."""
         x, kin, sm = state.positions, self.kinematic, self.model.shape_matching
+        # Colliders in their pose at the step's start, where x is (at the end pose, a moving face swallowed
         for _ in range(int(self.settings.stabilization_iterations)):
             dx, touching, _ = self._contact_pass(
-                state, x, None, pair_i, pair_j, w_contact, alpha, dt_frame, h
-            )
+                state, x, None, pair_i, pair_j, w_contact, max(alpha - h / dt_frame, 0.0), dt_frame, h
+            )  # the grains resting on it and pushed them out of its back: issue 24, item 8)
             if sm is not None:
                 # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
                 dx[sm.idx] += self._rigid_goals(x + dx, touching)[0]
@@ -605,7 +609,7 @@ class Solver:
         tol = TOUCH_TOLERANCE_RADII * r
         col = self.colliders.contacts(target, r, alpha, dt_frame, tol, x_prev, h)
         if x_prev is not None:
-            self.collider_push = np.zeros(0)
+            self.collider_push, self.last_word = np.zeros(0), False
         if len(col.idx):
             touching[col.idx] = True
             # Pinned particles (zero inverse mass) never move: a collider must not push them either.
@@ -646,6 +650,7 @@ class Solver:
                 self.collider_push = (
                     shifted + np.maximum(col.depth, 0.0) / count[col.idx] + hold_out(target, col, plane)
                 )
+                self.last_word = bool(moving_contacts(col).any())  # held again at the step's end
         if len(pair_i):
             # Large lists in fixed chunks of pairs on the thread pool (core/parallel.py): the same
             # arrays as one call. Positions are passed as transposed views of coordinate-major
