@@ -23,8 +23,9 @@ import bpy
 import numpy as np
 
 from ..core import SimulationInputError, World
-from ..core.geometry import estimate_interior_count
+from ..core.geometry import estimate_interior_count, fill_measure
 from ..core.limits import BYTES_PER_PARTICLE
+from ..core.sizes import rigid_radius
 from . import mesh_io, sizes
 from .rna import object_settings, scene_settings
 from .settings_ui import world_keywords
@@ -84,6 +85,7 @@ class Cost:
     particles: dict[str, int] = field(default_factory=dict)  # object name -> particle count
     kinds: dict[str, str] = field(default_factory=dict)  # object name -> role
     radii: dict[str, float] = field(default_factory=dict)  # object name -> its particle radius, m
+    fitted: set[str] = field(default_factory=set)  # rigid bodies whose radius fits their thinnest side
     ms_per_frame: float = 0.0
     solver_bytes: int = 0
     cache_bytes_per_frame: int = 0
@@ -96,9 +98,11 @@ class Cost:
         return sum(self.particles.values())
 
     def counts(self, names: list[str]) -> str:
-        """Each named object's particles and their radius, e.g. "Wall: 1,204 particles of 2 cm"."""
+        """Each named object's particles and their radius, e.g. "Wall: 1,204 particles of 2 cm"; a rigid body
+        thinner than the scene's radius allows says its radius was fitted (``core.sizes.rigid_radius``)."""
         return ", ".join(
             f"{name}: {self.particles.get(name, 0):,} particles of {self.radii.get(name, 0.0) * 100.0:.3g} cm"
+            + (" (fitted to its thinnest side)" if name in self.fitted else "")
             for name in names
         )
 
@@ -129,6 +133,12 @@ def object_radius(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius:
         own = sizes.object_radius(obj, depsgraph)
     except SimulationInputError:
         own = None
+    if own is None and obj.type == "MESH" and object_settings(obj).role == "RIGID":
+        # The core fits a rigid body thinner than the scene's radius allows (core.sizes.rigid_radius).
+        local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
+        if len(tris):
+            vertices = mesh_io.transform_points(mesh_io.matrix_to_numpy(obj.matrix_world), local)
+            return rigid_radius(fill_measure(vertices, tris).extent, radius)
     return radius if own is None else own
 
 
@@ -146,6 +156,8 @@ def particle_count(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius
     if len(tris) == 0:
         return 0
     vertices = mesh_io.transform_points(mesh_io.matrix_to_numpy(obj.matrix_world), local)
+    if role == "RIGID":  # the fitted grid and surface layer of core.geometry.sample_rigid
+        return fill_measure(vertices, tris).rigid_count(2.0 * radius)
     spread = float(object_settings(obj).size_spread) if role == "GRANULAR" else 0.0
     return estimate_interior_count(vertices, tris, 2.0 * radius * (1.0 + spread))
 
@@ -157,6 +169,8 @@ def estimate(scene: bpy.types.Scene, objects: list[bpy.types.Object], depsgraph:
     cost = Cost()
     for obj in objects:
         cost.radii[obj.name] = object_radius(obj, depsgraph, radius)
+        if cost.radii[obj.name] < radius and not sizes.has_own_size(obj):
+            cost.fitted.add(obj.name)
         cost.particles[obj.name] = particle_count(obj, depsgraph, cost.radii[obj.name])
         cost.kinds[obj.name] = object_settings(obj).role
     keywords = world_keywords(settings)
