@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .conftest import addon_module, run_blender_without_addon
-from .helpers import add_cube, add_plane, run_op, small_scene
+from .helpers import add_cube, add_plane, matrix, run_op, small_scene
 
 FRAMES = 4
 
