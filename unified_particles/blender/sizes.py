@@ -23,8 +23,8 @@ SIZE_MODES = [
     (
         "SCENE",
         "Scene",
-        "The scene's Particle Radius (a rigid body thinner than 2.8 of them: its thinnest side / 2.8, so two "
-        "layers of particles touch both its faces)",
+        "The scene's Particle Radius (a rigid body thinner than 2.35 of them: its thinnest side / 2.8, so "
+        "two layers of particles touch both its faces)",
     ),
     ("VALUE", "Value", "This object's own Particle Size (a cloth: its Thickness)"),
     (
