@@ -1,6 +1,6 @@
 """Our solver (unified_particles.core) on one standard scene, in its own process so peak memory is per scene.
 
-    python -m benchmarks.ours S1|S2|S3|S4-10k|S4-100k|S4-1M|S6|S7-10k|S7-100k|S8|S9|S9-one [--frames N]
+    python -m benchmarks.ours S1|S2|S2-auto|S3|S4-10k|...|S9|S9-one [--frames N]
                               [--budget S]
                               [--profile] [--ablate LEVER]
 
@@ -116,15 +116,20 @@ def run_s1(frames: int) -> dict:
     )
 
 
-def run_s2(frames: int) -> dict:
+def run_s2(frames: int, auto: bool = False) -> dict:
+    """S2; ``auto``: S2-auto (issue 22), the world at the UI's default radius and each cube at its Auto
+    size (``core.sizes.fitted_radius``: 3 particles across, 0.5 m / 6, which is S2's radius)."""
+    from unified_particles.core.sizes import fitted_radius
+
     base = peak_rss_mb()
     t0 = time.perf_counter()
-    kw = SETTINGS["S2"]
+    kw = {"radius": scenes.DEFAULT_RADIUS} if auto else SETTINGS["S2"]
     w = _world(**kw)
     bodies, verts = [], []
     for c in scenes.s2_cube_centers():
         v, f = scenes.cube(scenes.S2_SIDE, c)
-        bodies.append(w.add_rigid(v, f, density=1000.0, friction=0.5))
+        own = fitted_radius(v) if auto else None
+        bodies.append(w.add_rigid(v, f, density=1000.0, friction=0.5, radius=own))
         verts.append(np.c_[v, np.ones(len(v))])
     w.add_collider_plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), friction=0.5)
     build_s = time.perf_counter() - t0
@@ -139,7 +144,7 @@ def run_s2(frames: int) -> dict:
 
     times = time_frames(lambda f: w.step(1.0 / scenes.FPS), measure, frames)
     return result(
-        "S2",
+        "S2-auto" if auto else "S2",
         "ours",
         times,
         particles=len(w.positions),
@@ -385,8 +390,8 @@ def _fluid_profile_groups(frames: int) -> dict:
 def run(scene: str, frames: int) -> dict:
     if scene == "S1":
         return run_s1(frames)
-    if scene == "S2":
-        return run_s2(frames)
+    if scene in ("S2", "S2-auto"):
+        return run_s2(frames, auto=scene == "S2-auto")
     if scene == "S3":
         return _grains("S3", scenes.s3_points(), frames)
     if scene.startswith("S4-"):
@@ -402,7 +407,21 @@ def run(scene: str, frames: int) -> dict:
     raise SystemExit(f"unknown scene {scene}")
 
 
-SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S6", "S7-10k", "S7-100k", "S8", "S9", "S9-one")
+SCENES = (
+    "S1",
+    "S2",
+    "S2-auto",
+    "S3",
+    "S4-10k",
+    "S4-100k",
+    "S4-1M",
+    "S6",
+    "S7-10k",
+    "S7-100k",
+    "S8",
+    "S9",
+    "S9-one",
+)
 
 
 def main(argv=None) -> int:

@@ -489,6 +489,16 @@ After the ball's hit the wall's figures are chaotic: started 1 cm earlier or lat
 2026-11-27, radius 0.05 m), bricks moved > 5 cm after 3 s were 28 and 25 (ours) against 28 and 26
 (Blender), still upright 7 and 8 against 12 and 13, mean brick x 1.28 and 1.42 m against 1.28 and 1.20 m.
 Compare the counts and means, not a brick's rest centre.
+
+Since exact shapes and per-body sizes (issue 22): every rigid body's outer particle spheres touch its
+faces, so the 0.25 m rows (2.5 diameters at 0.05 m) stand and stack as the 0.2 and 0.3 m ones do (the
+0.25 m wall moved 24 of 30 bricks before the ball arrived, the 0.25 m stack overlapped 5.07 cm per box);
+the 0.05 m dominoes are thinner than 2.8 radii at both radii and get their own radius of 0.05 / 2.8 m
+(132 particles each: the same figures at both); a ball's surface layer is finer than its grid (the wall's
+0.3 m ball: 660 particles). The cloth's Thickness is Blender's collision Distance, 0.015 m: its lowest
+vertex rests there (Blender's cloth keeps Distance plus the ground's Thickness Outer, 0.02 m, less its
+sag). Times here were measured on a heavily loaded machine (load average about 10 on 2 cores): only the
+ratio within a row means anything.
 """
 
 

@@ -76,6 +76,7 @@ PENETRATION_TOL = 1e-3  # m: "no penetration" means no cloth vertex deeper than 
 SCENE_TITLES = {
     "S1": "S1 cloth 65x65 on sphere",
     "S2": "S2 rigid pile, 125 cubes",
+    "S2-auto": "S2 with Auto particle sizes",
     "S3": "S3 grains, 1000",
     "S4-10k": "S4 grains, 10k",
     "S4-100k": "S4 grains, 100k",
@@ -225,6 +226,8 @@ def targets(run: dict) -> list[dict]:
     )
     r = ratio(_ms(run, "S2", "ours"), _ms(run, "S2", "Bullet rigid"))
     add("S2 time vs Bullet", "S2", "time", r, 3.0, x)
+    r = ratio(_ms(run, "S2-auto", "ours"), _ms(run, "S2", "Bullet rigid"))
+    add("S2 with Auto sizes time vs Bullet", "S2-auto", "time", r, 3.0, x)
     r = ratio(_ms(run, "S3", "ours"), _ms(run, "S3", "Bullet spheres"))
     add("S3 time vs Bullet spheres", "S3", "time", r, 0.2, x)
     a, b = _ms(run, "S4-10k", "ours"), _ms(run, "S4-100k", "ours")

@@ -82,6 +82,8 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
     out += [
         Job("S1", "ours", "benchmarks.ours", ["S1", *fr, *b], budget + 600),
         Job("S2", "ours", "benchmarks.ours", ["S2", *fr, *b], budget + 600),
+        # Issue 22: S2 with Auto particle sizes (the world at the UI default); its peer is S2's Bullet run.
+        Job("S2-auto", "ours", "benchmarks.ours", ["S2-auto", *fr, *b], budget + 600),
         Job("S3", "ours", "benchmarks.ours", ["S3", *fr, *b], budget + 600),
         Job("S4-10k", "ours", "benchmarks.ours", ["S4-10k", *fr, *b], budget + 600),
         Job("S4-100k", "ours", "benchmarks.ours", ["S4-100k", *fr, *b], budget + 900),
@@ -122,6 +124,7 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
     order = [
         "S1",
         "S2",
+        "S2-auto",
         "S3",
         "S4-10k",
         "S4-100k",

@@ -129,6 +129,8 @@ S2_COUNT = 5
 S2_PITCH = 0.55
 S2_BOTTOM = 0.5
 S2_RADIUS = S2_SIDE / 6  # 3x3x3 particles per cube
+# The Particle Radius a new Blender scene has (blender/properties.py): S2-auto's world radius.
+DEFAULT_RADIUS = 0.05
 
 # S3: 1000 grains of radius 5 cm, 10x10x10 block (1 cm gaps), lowest centres at z = 0.5.
 S3_RADIUS = 0.05

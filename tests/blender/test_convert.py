@@ -136,6 +136,8 @@ def test_convert_maps_roles_masses_pins_and_friction_and_turns_blender_off(
     # The pin group with a weight below 1: soft pins (Pin Stiffness below 1), as Blender's goal springs.
     assert s["cloth"].pin_group == "Pins"
     assert 0.5 < s["cloth"].pin_stiffness < 1.0
+    # Blender's cloth collision Distance (0.015 m by default): the cloth's own Thickness.
+    assert (s["cloth"].size_mode, s["cloth"].particle_size) == ("VALUE", pytest.approx(0.015))
     # Blender's own simulation is off, its settings kept.
     assert not o["cloth"].modifiers["Cloth"].show_viewport
     assert not o["cloth"].modifiers["Cloth"].show_render
@@ -155,6 +157,8 @@ def test_convert_maps_roles_masses_pins_and_friction_and_turns_blender_off(
     scene.frame_set(2)
     assert entry(scene, "Domino").body.mass == pytest.approx(1.0, rel=0.01)
     world = addon_module("blender.runtime").SIMULATIONS[scene.name].world
+    world.model.finalize()
+    assert np.allclose(world.model.particle_radius[entry(scene, "Curtain").body.indices], 0.015)
     inverse = world.inverse_masses[entry(scene, "Curtain").body.indices]  # 0 at the two weight-1 pins
     held = inverse == 0.0
     assert held.sum() == 2
@@ -368,3 +372,31 @@ def test_mass_in_kg_sets_a_bodys_total_mass(bpy_clean: ModuleType) -> None:
     scene.frame_set(2)
     body = entry(scene, box.name).body
     assert body.mass == pytest.approx(1000.0 * len(body.indices) * 0.2**3, rel=1e-6)
+
+
+def test_rigid_body_world_speed_plays_the_converted_scene_that_much_faster(bpy_clean: ModuleType) -> None:
+    """Blender's rigid body world Speed (time_scale) 2 becomes the scene's Speed: each frame simulates
+    2 / fps seconds, so a box dropped from rest has fallen g (2 t)^2 / 2 after t seconds of animation,
+    four times its fall at Speed 1.
+
+    Reference: free fall, z0 - z = g T^2 / 2 with T = Speed x 6 frames / 24 fps. Tolerance: the solver's
+    symplectic Euler falls g T^2 / 2 (1 + 1/n) in n = 96 small steps (1 %); 2 % allowed."""
+    bpy = bpy_clean
+    scene = small_scene(bpy, radius=0.05)
+    scene.frame_end = 12
+    box = add_cube(bpy, 0.4, (0.0, 0.0, 5.0))
+    rigid_body(bpy, box, mass=1.0, linear_damping=0.0, angular_damping=0.0)
+    scene.rigidbody_world.time_scale = 2.0
+    assert convert(bpy, "SCENE") == {"FINISHED"}
+    settings = scene.unified_particles
+    assert settings.time_scale == pytest.approx(2.0)
+    drops = {}
+    for speed in (2.0, 1.0):
+        settings.time_scale = speed
+        scene.frame_set(1)
+        for frame in range(1, 8):
+            scene.frame_set(frame)
+        drops[speed] = 5.0 - matrix(box)[2, 3]
+    for speed, drop in drops.items():
+        expected = 0.5 * 9.81 * (speed * 6 / 24) ** 2
+        assert drop == pytest.approx(expected, rel=0.02), (speed, drop, expected)

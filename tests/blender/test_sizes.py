@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .conftest import addon_module, run_blender_without_addon
-from .helpers import add_cube, add_plane, run_op, small_scene
+from .helpers import add_cube, add_plane, matrix, run_op, small_scene
 
 FRAMES = 4
 
@@ -138,3 +138,34 @@ def test_sized_bake_replays_without_the_addon(bpy_clean: ModuleType, tmp_path: P
     assert not np.allclose(shown["grains"][0], shown["grains"][-1]), "the grains should fall"
     radius = np.array(shown["radius"])
     assert float(radius.std()) > 0.003  # each grain drawn at its own size without the add-on
+
+
+def test_brick_wall_stands_at_the_default_settings(bpy_clean: ModuleType, capfd: Any) -> None:
+    """Issue 22: a running-bond wall of 0.2 x 0.1 x 0.07 m bricks made rigid with every setting at its
+    default (Particle Radius 5 cm, Particle Size Scene) stands under its own weight: each brick's radius
+    is fitted to its 7 cm side (7 / 2.8 = 2.5 cm, ``core.sizes.rigid_radius``) and Make says so.
+
+    Statics: nothing may move more than the resting contacts' overlap (tests/core/test_exact_shapes.py:
+    40 g h^2 per contact, 4 rows here). Before: one layer of 5 cm spheres per brick, the rows 3 cm apart on
+    the spheres, and the wall fell within 19 frames (the issue)."""
+    bpy = bpy_clean
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 24
+    ground = add_plane(bpy, size=4.0)
+    run_op(bpy, "make_collider", ground)
+    bricks = []
+    for row in range(4):  # 2, 3, 2, 3 bricks: full bricks on even rows, halves at the ends of odd ones
+        spans = [(0.0, 0.2), (0.2, 0.2)] if row % 2 == 0 else [(-0.05, 0.1), (0.1, 0.2), (0.25, 0.1)]
+        for x, length in spans:
+            bricks.append(add_cube(bpy, 1.0, (x, 0.0, 0.035 + 0.07 * row), scale=(length, 0.1, 0.07)))
+            bricks[-1].name = f"Brick{len(bricks)}"
+    assert run_op(bpy, "make_rigid", *bricks) == {"FINISHED"}
+    assert "particles of 2.5 cm (fitted to its thinnest side)" in capfd.readouterr().out
+    start = np.array([matrix(b)[:3, 3] for b in bricks])
+    for frame in range(1, 25):
+        scene.frame_set(frame)
+    moved = np.linalg.norm(np.array([matrix(b)[:3, 3] for b in bricks]) - start, axis=1)
+    h = 1.0 / (24 * 16)
+    assert moved.max() <= 4 * 40.0 * 9.81 * h * h, moved
+    up = [matrix(b)[2, 2] / np.linalg.norm(matrix(b)[:3, 2]) for b in bricks]  # the scale taken out
+    assert min(up) >= np.cos(np.radians(0.5))

@@ -189,3 +189,38 @@ def test_brick_wall_stands(seed: int) -> None:
     assert moved.max() <= 6 * CONTACT, moved.max()
     upright = np.array([b.rotation[2, 2] for b in bricks])
     assert upright.min() >= np.cos(np.radians(0.5))
+
+
+def test_thin_rigid_bodies_fit_their_radius_to_their_thinnest_side() -> None:
+    """Without its own radius a rigid body thinner than 2.35 world radii fits its radius to that side
+    (``sizes.rigid_radius``: side / 2.8, two layers whose spheres touch both faces), never below r / 4;
+    thicker bodies keep the world's radius (a 0.12 m side at 5 cm: two layers 0.4 r apart)."""
+    w = World(radius=0.05)
+    brick = w.add_rigid(*box_mesh((0.2, 0.1, 0.07)))
+    box = w.add_rigid(*box_mesh((0.25, 0.25, 0.25), (1.0, 0.0, 0.0)))
+    sheet = w.add_rigid(*box_mesh((0.3, 0.3, 0.002), (2.0, 0.0, 0.0)))
+    own = w.add_rigid(*box_mesh((0.2, 0.1, 0.07), (3.0, 0.0, 0.0)), radius=0.05)
+    thick = w.add_rigid(*box_mesh((0.25, 0.12, 0.12), (4.0, 0.0, 0.0)))  # 2.4 r: two layers 0.4 r apart
+    w.model.finalize()
+    r = w.model.particle_radius
+    np.testing.assert_allclose(r[brick.indices], 0.07 / 2.8, rtol=1e-12)
+    np.testing.assert_allclose(r[box.indices], 0.05, rtol=1e-12)
+    np.testing.assert_allclose(r[sheet.indices], 0.05 / 4, rtol=1e-12)
+    np.testing.assert_allclose(r[own.indices], 0.05, rtol=1e-12)
+    np.testing.assert_allclose(r[thick.indices], 0.05, rtol=1e-12)
+
+
+def test_brick_wall_stands_at_the_default_radius() -> None:
+    """The issue's wall with default settings (World(radius=0.05), the Blender default, no per-body radius):
+    six rows of 0.2 x 0.1 x 0.07 m bricks stand for 1.5 s as in test_brick_wall_stands. Before: one middle
+    layer of 5 cm spheres per brick, rows 3 cm apart on the spheres; 13 of 33 bricks fell past 30 deg."""
+    w = World(radius=0.05)
+    w.add_collider_plane()
+    bricks = _wall(w, 6, 5, _offsets(1, 40))
+    start = np.array([b.center for b in bricks])
+    for _ in range(36):
+        w.step(1.0 / FPS)
+    moved = np.linalg.norm(np.array([b.center for b in bricks]) - start, axis=1)
+    assert moved.max() <= 6 * CONTACT, moved.max()
+    upright = np.array([b.rotation[2, 2] for b in bricks])
+    assert upright.min() >= np.cos(np.radians(0.5))

@@ -180,11 +180,11 @@ def _plan_cloth(plan: Plan, mod: Any, scene: bpy.types.Scene) -> None:
     plan.add(
         APPROXIMATED, f"collision Friction {friction:g} -> Friction {plan.settings['friction']:.3g} (/100)"
     )
-    radius = scene_settings(scene).particle_radius
-    plan.add(
-        NOT_MAPPED,
-        f"collision Distance {cs.distance_min:g} m: cloth collides at the Particle Radius ({radius:g} m)",
-    )
+    # Blender's cloth keeps its vertices distance_min from colliders (plus their Thickness Outer): our
+    # cloth's Thickness, the radius of its vertex particles (contacts at the sum of the two radii).
+    thickness = min(max(float(cs.distance_min), 1e-4), 10.0)
+    plan.settings.update(size_mode="VALUE", particle_size=thickness)
+    plan.add(MAPPED, f"collision Distance {cs.distance_min:g} m -> Thickness {thickness:g} m")
     # Blender's air drag is a force -0.01 Cvi v per vertex, v in m per frame (implicit_blender.cc,
     # SIM_mass_spring_force_drag): a decay of fps 0.01 Cvi / vertex mass per second. Ours is the air's
     # drag and lift on each triangle (core/air.py), Cvi its density in sea-level air: the same default 1.
@@ -415,7 +415,8 @@ def _scene_lines(scene: bpy.types.Scene, plans: list[Plan]) -> tuple[list[Line],
     world = _untyped(scene.rigidbody_world)
     if world is not None and any(p.switch_off == "RIGID_BODY" for p in plans):
         if abs(world.time_scale - 1.0) > 1e-6:
-            lines.append(Line("Scene", NOT_MAPPED, f"rigid body Speed {world.time_scale:g}: ours runs at 1"))
+            values["time_scale"] = min(max(float(world.time_scale), 0.01), 100.0)
+            lines.append(Line("Scene", MAPPED, f"rigid body Speed {world.time_scale:g}: the scene's Speed"))
         lines.append(
             Line(
                 "Scene",

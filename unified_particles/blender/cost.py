@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
 
 from ..core import SimulationInputError, World
-from ..core.geometry import estimate_interior_count
+from ..core.geometry import estimate_interior_count, fill_measure
 from ..core.limits import BYTES_PER_PARTICLE
+from ..core.sizes import rigid_radius
 from . import mesh_io, sizes
 from .rna import object_settings, scene_settings
 from .settings_ui import world_keywords
@@ -51,6 +53,8 @@ CACHE_BYTES_PER_PARTICLE = 48
 SLOW_FRAME_MS = 1000.0
 # ... aiming for this.
 TARGET_FRAME_MS = 250.0
+# Re-estimates of a suggested radius (each counts every object's particles again, O(faces)).
+SUGGESTION_REFINEMENTS = 4
 # Roles filled with particles on a grid of spacing 2r (their count scales as 1 / r^3).
 VOLUME_ROLES = ("RIGID", "SOFT", "GRANULAR", "FLUID")
 
@@ -84,6 +88,7 @@ class Cost:
     particles: dict[str, int] = field(default_factory=dict)  # object name -> particle count
     kinds: dict[str, str] = field(default_factory=dict)  # object name -> role
     radii: dict[str, float] = field(default_factory=dict)  # object name -> its particle radius, m
+    fitted: set[str] = field(default_factory=set)  # rigid bodies whose radius fits their thinnest side
     ms_per_frame: float = 0.0
     solver_bytes: int = 0
     cache_bytes_per_frame: int = 0
@@ -96,9 +101,11 @@ class Cost:
         return sum(self.particles.values())
 
     def counts(self, names: list[str]) -> str:
-        """Each named object's particles and their radius, e.g. "Wall: 1,204 particles of 2 cm"."""
+        """Each named object's particles and their radius, e.g. "Wall: 1,204 particles of 2 cm"; a rigid body
+        thinner than the scene's radius allows says its radius was fitted (``core.sizes.rigid_radius``)."""
         return ", ".join(
             f"{name}: {self.particles.get(name, 0):,} particles of {self.radii.get(name, 0.0) * 100.0:.3g} cm"
+            + (" (fitted to its thinnest side)" if name in self.fitted else "")
             for name in names
         )
 
@@ -129,6 +136,12 @@ def object_radius(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius:
         own = sizes.object_radius(obj, depsgraph)
     except SimulationInputError:
         own = None
+    if own is None and obj.type == "MESH" and object_settings(obj).role == "RIGID":
+        # The core fits a rigid body thinner than the scene's radius allows (core.sizes.rigid_radius).
+        local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
+        if len(tris):
+            vertices = mesh_io.transform_points(mesh_io.matrix_to_numpy(obj.matrix_world), local)
+            return rigid_radius(fill_measure(vertices, tris).extent, radius)
     return radius if own is None else own
 
 
@@ -146,17 +159,32 @@ def particle_count(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius
     if len(tris) == 0:
         return 0
     vertices = mesh_io.transform_points(mesh_io.matrix_to_numpy(obj.matrix_world), local)
+    if role == "RIGID":  # the fitted grid and surface layer of core.geometry.sample_rigid
+        return fill_measure(vertices, tris).rigid_count(2.0 * radius)
     spread = float(object_settings(obj).size_spread) if role == "GRANULAR" else 0.0
     return estimate_interior_count(vertices, tris, 2.0 * radius * (1.0 + spread))
 
 
 def estimate(scene: bpy.types.Scene, objects: list[bpy.types.Object], depsgraph: bpy.types.Depsgraph) -> Cost:
     """The cost of simulating ``objects`` (the scene's simulated objects) with the scene's settings."""
+    radius = float(scene_settings(scene).particle_radius)
+    cost = _estimate_at(scene, objects, depsgraph, radius)
+    cost.suggestion = _suggestion(
+        cost, radius, lambda r: _estimate_at(scene, objects, depsgraph, r).ms_per_frame
+    )
+    return cost
+
+
+def _estimate_at(
+    scene: bpy.types.Scene, objects: list[bpy.types.Object], depsgraph: bpy.types.Depsgraph, radius: float
+) -> Cost:
+    """:func:`estimate` at the scene Particle Radius ``radius`` (m), without the suggestion."""
     settings = scene_settings(scene)
-    radius = float(settings.particle_radius)
     cost = Cost()
     for obj in objects:
         cost.radii[obj.name] = object_radius(obj, depsgraph, radius)
+        if cost.radii[obj.name] < radius and not sizes.has_own_size(obj):
+            cost.fitted.add(obj.name)
         cost.particles[obj.name] = particle_count(obj, depsgraph, cost.radii[obj.name])
         cost.kinds[obj.name] = object_settings(obj).role
     keywords = world_keywords(settings)
@@ -169,18 +197,27 @@ def estimate(scene: bpy.types.Scene, objects: list[bpy.types.Object], depsgraph:
     cost.frames = max(int(scene.frame_end) - int(scene.frame_start) + 1, 1)
     limit = int(settings.cache_memory_limit) * 2**20
     cost.cache_frames = min(cost.frames, limit // max(cost.cache_bytes_per_frame, 1))
-    cost.suggestion = _suggestion(cost, radius)
     return cost
 
 
-def _suggestion(cost: Cost, radius: float) -> str:
+def _suggestion(cost: Cost, radius: float, ms_at: Callable[[float], float]) -> str:
     """A setting that brings a slow scene near TARGET_FRAME_MS: a bigger particle radius for the volume
-    fills (their count, and so their time, goes as 1 / r^3), or fewer substeps x iterations."""
+    fills (their count, and so their time, goes about as 1 / r^3), or fewer substeps x iterations.
+    ``ms_at(r)``: the estimate at scene radius r; the radius is refined with it a few times, since a rigid
+    body's fitted grid counts whole nodes per side (up to 28 % off 1 / r^3 at a dozen per side)."""
     if cost.ms_per_frame <= SLOW_FRAME_MS:
         return ""
     filled = sum(n for name, n in cost.particles.items() if cost.kinds[name] in VOLUME_ROLES)
     if filled > cost.total / 2:
-        bigger = radius * (cost.ms_per_frame / TARGET_FRAME_MS) ** (1.0 / 3.0)
+        bigger = float(f"{radius * (cost.ms_per_frame / TARGET_FRAME_MS) ** (1.0 / 3.0):.3g}")
+        best, best_off = bigger, math.inf
+        for _ in range(SUGGESTION_REFINEMENTS):  # a few re-estimates, not a loop over particles
+            ms = ms_at(bigger)
+            off = abs(math.log(ms / TARGET_FRAME_MS))
+            if off < best_off:
+                best, best_off = bigger, off
+            bigger = float(f"{bigger * (ms / TARGET_FRAME_MS) ** (1.0 / 3.0):.3g}")
+        bigger = best
         return (
             f"Slow: a Particle Radius of {bigger:.3g} m (now {radius:.3g}) would take about a quarter second"
         )

@@ -52,7 +52,7 @@ import numpy as np
 from ..core import Fluid, SimulationInputError, World, fill_mesh_with_fluid, geometry
 from . import granular, liquid_surface, mesh_io
 from .mesh_io import FloatArray, IntArray
-from .rna import context_scene, mesh_of, object_settings
+from .rna import context_scene, frame_seconds, mesh_of, object_settings
 from .transforms import fcurves
 
 # Local z of an inactive particle in its particle object: well below the liquid surface's threshold
@@ -368,7 +368,7 @@ def inflow_plan(
         speed=float(s.flow_velocity),
         first=first,
         last=last,
-        dt=float(scene.render.fps_base) / float(scene.render.fps),
+        dt=frame_seconds(scene),
         speeds=keyed_flow_velocity(obj, first, last),
     )
     if plan.capacity == 0:

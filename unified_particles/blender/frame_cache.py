@@ -27,7 +27,7 @@ import bpy
 from ..core import SimulationDivergedError, SimulationInputError, World
 from ..core.state import Snapshot
 from . import fields, fluids, runtime, scene_reader, writeback
-from .rna import scene_settings
+from .rna import frame_seconds, scene_settings
 from .scene_reader import Entry
 
 BYTES_PER_MIB = 1024 * 1024
@@ -77,7 +77,7 @@ class FrameCache:
     cache: dict[int, Snapshot] = field(default_factory=dict)
     cache_sizes: dict[int, int] = field(default_factory=dict)
     start_frame: int = 1
-    fps: float = 24.0
+    frame_dt: float = 1.0 / 24.0  # simulated seconds per frame (rna.frame_seconds: Speed / fps)
     dirty_from: int | None = None  # first frame to re-simulate with new settings (world rebuilt)
     signature: tuple[Any, ...] = ()  # scene_reader.structure_signature at build
     settings_key: dict[str, Any] = field(default_factory=dict)  # scene_reader.settings_signature at build
@@ -147,7 +147,7 @@ class FrameCache:
             self.world, self.entries = _read_world(scene, depsgraph, problems)
         self.problems = problems
         self.start_frame = start
-        self.fps = scene.render.fps / scene.render.fps_base
+        self.frame_dt = frame_seconds(scene)
         self.signature = scene_reader.structure_signature(scene)
         self.settings_key = scene_reader.settings_signature(scene)
         self._store(self.start_frame, scene)
@@ -191,7 +191,7 @@ class FrameCache:
                     away = t != current
                     graph = None  # read the objects as frame_set left them
                 try:
-                    step_frame(world, self.entries, scene, t, graph, 1.0 / self.fps)
+                    step_frame(world, self.entries, scene, t, graph, self.frame_dt)
                 except SimulationDivergedError as exc:  # the world is back at frame t - 1 (cached)
                     self.shown_frame = t - 1
                     raise SimulationDivergedError(

@@ -17,7 +17,8 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty
 
 from ..core import SimulationInputError, World
-from ..core.geometry import as_vertices
+from ..core.geometry import as_vertices, fill_measure
+from ..core.sizes import rigid_radius
 from . import (
     cloth_result,
     cost,
@@ -261,6 +262,8 @@ class UNIFIED_PARTICLES_OT_make_rigid(_MakeOperator):
         # Every limit the first frame checks (memory, sampling grid), with a suggestion that keeps them all.
         try:
             radius = _own_radius(context, obj)
+            if not sizes.has_own_size(obj):  # the radius the core fits a thin body to (sizes.rigid_radius)
+                radius = rigid_radius(fill_measure(vertices, tris).extent, radius)
             World(radius=radius).check_fill(vertices, tris, f"{obj.name!r} as a rigid body", rigid=True)
         except SimulationInputError as exc:
             return str(exc)

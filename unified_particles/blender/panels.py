@@ -86,6 +86,7 @@ class UNIFIED_PARTICLES_PT_world(_SidebarPanel):
         settings = scene_settings(context_scene(context))
         col = layout.column()
         col.prop(settings, "particle_radius")
+        col.prop(settings, "time_scale")
         for name in panel_setting_names("world"):
             col.prop(settings, name)
         row = col.row()

@@ -132,6 +132,17 @@ class UNIFIED_PARTICLES_PG_scene(bpy.types.PropertyGroup):
         subtype="DISTANCE",
         update=_invalidate_all,
     )
+    # Blender's rigid body world Speed (time_scale): Bullet steps Speed / fps seconds per frame.
+    time_scale: FloatProperty(  # type: ignore[valid-type]
+        name="Speed",
+        description="Simulated seconds per second of animation, as Blender's rigid body world Speed: each "
+        "frame simulates Speed / frame rate seconds (2: the motion plays twice as fast)",
+        default=1.0,
+        min=0.01,
+        max=100.0,
+        soft_max=10.0,
+        update=_invalidate_all,
+    )
     cache_directory: StringProperty(  # type: ignore[valid-type]
         name="Cache Folder",
         description="Folder for bake caches, relative to the .blend file",

@@ -33,6 +33,12 @@ def scene_settings(scene: bpy.types.Scene) -> UNIFIED_PARTICLES_PG_scene:
     return cast("UNIFIED_PARTICLES_PG_scene", scene.unified_particles)  # type: ignore[attr-defined]
 
 
+def frame_seconds(scene: bpy.types.Scene) -> float:
+    """Simulated seconds per frame: the scene's Speed (Blender's rigid body world Speed) / frame rate."""
+    fps = float(scene.render.fps) / float(scene.render.fps_base)
+    return float(scene_settings(scene).time_scale) / fps
+
+
 def object_settings(obj: bpy.types.Object) -> UNIFIED_PARTICLES_PG_object:
     """``object.unified_particles``: the role and its settings."""
     return cast("UNIFIED_PARTICLES_PG_object", obj.unified_particles)  # type: ignore[attr-defined]

@@ -663,6 +663,8 @@ def settings_signature(
     s = scene_settings(scene)
     solver = {name: getattr(s, name) for name in panel_setting_names()}
     solver["particle_radius"] = s.particle_radius
+    if s.time_scale != 1.0:  # only then, so bakes made before Speed existed stay up to date
+        solver["time_scale"] = s.time_scale
     objects_part = {}
     for obj in simulated_objects(scene) if objects is None else objects:
         settings = object_settings(obj)

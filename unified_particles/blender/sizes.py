@@ -20,7 +20,12 @@ from . import mesh_io
 from .rna import object_settings
 
 SIZE_MODES = [
-    ("SCENE", "Scene", "The scene's Particle Radius"),
+    (
+        "SCENE",
+        "Scene",
+        "The scene's Particle Radius (a rigid body thinner than 2.35 of them: its thinnest side / 2.8, so "
+        "two layers of particles touch both its faces)",
+    ),
     ("VALUE", "Value", "This object's own Particle Size (a cloth: its Thickness)"),
     (
         "AUTO",

@@ -32,7 +32,7 @@ from .kinematic import nearest_rotation
 from .limits import ParticleBudget
 from .model import KIND_CLOTH, KIND_FLUID, KIND_GRANULAR, KIND_RIGID, KIND_SOFT, ParticleModel
 from .settings import SolverSettings
-from .sizes import grain_radii
+from .sizes import grain_radii, rigid_radius
 from .soft import SoftClusters
 from .solver import Solver
 from .state import ParticleState
@@ -279,7 +279,10 @@ class WorldBuilder:
         f = geometry.as_triangles(faces, len(v))
         density = positive(density, "density")
         friction = nonnegative(friction, "friction")
-        r = self._radius(radius)
+        measure = geometry.fill_measure(v, f)
+        # Without its own radius the body fits its thinnest side (sizes.rigid_radius): no sphere sticks
+        # out of a brick thinner than the world's 2r.
+        r = rigid_radius(measure.extent, self.radius) if radius is None else self._radius(radius)
         spacing = 2.0 * r
         what = f"{name!r} as a rigid body" if name else "this rigid body"
         self.budget.check_fill(self.state.particle_count, v, f, what, radius=r, rigid=True)
@@ -289,7 +292,7 @@ class WorldBuilder:
         if mass is None:
             # The mesh's volume, not the particles' (a brick is not a whole number of particle cubes);
             # an open mesh has none, and its particles' cubes stand in.
-            volume = geometry.fill_measure(v, f).volume
+            volume = measure.volume
             mass = density * (volume if volume else n * spacing**3)
         m_particle = positive(mass, "mass") / n
         total = m_particle * n

@@ -243,6 +243,36 @@ def fitted_radius(vertices: Any, across: int = AUTO_PARTICLES_ACROSS) -> float:
     return thinnest / (2.0 * int(across))
 
 
+# A rigid body without its own radius (World.add_rigid(radius=None)) whose thinnest side is thinner than
+# RIGID_FIT_BELOW world radii gets that side / RIGID_FIT_RADII: two layers of particles 0.8 r apart whose
+# spheres touch both faces. Measured on a running-bond wall of 0.2 x 0.1 x 0.07 m bricks
+# (tests/core/test_exact_shapes.py), r per brick: one layer (side / 2) and two layers 0.1-0.33 r apart
+# (side / 2.1, side / 2.33) fell (15-27 deg in 2 s: the spheres of a face were more than 2r apart along it
+# and the row above nestled between them); side / 2.55 and side / 2.8 stood (0.2-0.5 deg, 4 mm). Two layers
+# 0.4 r apart (0.12 m bricks at 5 cm, side / 2.4) stand in columns (tests/blender/test_real_scenes.py) and
+# keep the world's radius, as every thicker body does.
+RIGID_FIT_BELOW = 2.35
+RIGID_FIT_RADII = 2.8
+# ... down to this fraction of the world's radius: a thinner side gets one layer whose spheres stick out
+# by at most this much r, and a 1 mm sheet does not become millions of particles (16x the area density
+# of the world's radius at most).
+RIGID_FIT_FLOOR = 0.25
+
+
+def rigid_radius(extent: Any, radius: float) -> float:
+    """A rigid body's particle radius, metres, when it has none of its own: the world's ``radius`` unless
+    its thinnest side (``extent`` (3,), its principal box, metres) is thinner than ``RIGID_FIT_BELOW`` r,
+    then that side / ``RIGID_FIT_RADII``, not below ``RIGID_FIT_FLOOR`` r.
+
+    At the world's radius a side thinner than 2r gets one middle layer whose spheres stick out of both
+    faces: a wall of 7 cm bricks at r = 5 cm had its rows 3 cm apart on the spheres and fell.
+    """
+    side = float(np.min(extent))
+    if side >= RIGID_FIT_BELOW * radius:
+        return radius
+    return max(side / RIGID_FIT_RADII, RIGID_FIT_FLOOR * radius)
+
+
 def _reaches(model: Any, margin: FloatArray, cohesion_radii: float) -> tuple[FloatArray, FloatArray]:
     """Each particle's share of a pair's cutoff, metres: r + margin / 2 (+ the cohesion range), and across
     size classes for the larger side (``find_sized_pairs(up=)``)."""

@@ -45,6 +45,13 @@ _ON_SURFACE_RADII = 0.02
 # Surface particles closer than this many radii to an already kept particle are dropped (cost only: the
 # particles of one body never collide with each other).
 _DUPLICATE_RADII = 0.5
+# A moved node counts as on a flat face when its moved neighbours' normals turn so little that the
+# spheres between them leave dimples at most this many radii deep (see _flat_nodes): 0.5 mm at r = 5 cm,
+# a fifth of a resting contact's overlap at the default step (tests/core/test_exact_shapes.py).
+_FLAT_DIMPLE_RADII = 0.01
+# ... and neighbours whose normals differ by more than this (45 deg) lie on another face across a sharp edge
+# (a sheared box's; a 32-segment ball's faces turn by 11 deg and get the fine layer).
+_SHARP_EDGE_COS = math.cos(math.radians(45.0))
 # Particles per block in the search for tied faces.
 _TIE_BLOCK = 256
 # Meshes with at most this many triangles (boxes, prisms) get tied faces for every particle.
@@ -120,17 +127,28 @@ def sample_rigid(vertices: npt.ArrayLike, faces: npt.ArrayLike, radius: float) -
     moving = np.flatnonzero(~keep & (sdf <= _reach(fit) + 1e-12))
     # Nodes that cannot reach the inset surface lie in a part thinner than 2r: those inside the mesh stay
     # where they are (one layer at a thin body's middle).
-    on_surface, _, _ = _onto_inset(local, nodes[moving], sdf[moving], grad[moving], r)
+    on_surface, lifted, (lsdf, lgrad) = _onto_inset(local, nodes[moving], sdf[moving], grad[moving], r)
     thin = moving[~on_surface & (sdf[moving] < 0.0)]
     points = [nodes[keep], nodes[thin]]
     dists = [sdf[keep], sdf[thin]]
     grads = [grad[keep], grad[thin]]
-    # The surface layer comes from a grid of half the spacing around the nodes that moved: on a curved
-    # face the particles' spheres leave dimples as deep as a^2 / (2 R) between centres a apart (R the
-    # face's radius of curvature), and a ball rests on three of them; half the spacing, a quarter the
+    # Beside a flat face (a slanted or sheared box's) the moved nodes themselves are the surface layer:
+    # their spheres leave no dimples there, and the fine layer below made a sheared 1.6 x 0.3 x 3.4 m
+    # domino 5,032 particles instead of a box's 1,632.
+    shape = tuple(f[2] for f in fit)
+    flat = _flat_nodes(shape, moving[on_surface], lgrad[on_surface], max(h for _, h, _ in fit), r)
+    flat_pts = lifted[on_surface][flat]
+    shell = _drop_duplicates(np.concatenate(points), flat_pts, _DUPLICATE_RADII * r)
+    points.append(flat_pts[shell])
+    dists.append(lsdf[on_surface][flat][shell])
+    grads.append(lgrad[on_surface][flat][shell])
+    # Elsewhere the surface layer comes from a grid of half the spacing around the nodes that moved: on a
+    # curved face the particles' spheres leave dimples as deep as a^2 / (2 R) between centres a apart (R
+    # the face's radius of curvature), and a ball rests on three of them; half the spacing, a quarter the
     # depth. A box has no such nodes (its grid spans the inset box exactly) and keeps its coarse faces.
+    curved = np.concatenate([moving[~on_surface], moving[on_surface][~flat]])
     fine_fit = [(start, 0.5 * step, 2 * count - 1) for start, step, count in fit]
-    fine = _fine_nodes(fine_fit, np.stack(np.unravel_index(moving, [f[2] for f in fit]), axis=1))
+    fine = _fine_nodes(fine_fit, np.stack(np.unravel_index(curved, shape), axis=1))
     fsdf, fgrad = _signed(local, fine)
     fmove = ~(fsdf <= -r * (1.0 - _ON_GRID_RADII)) & (fsdf <= _reach(fine_fit) + 1e-12)
     ok, moved, (msdf, mgrad) = _onto_inset(local, fine[fmove], fsdf[fmove], fgrad[fmove], r)
@@ -152,6 +170,36 @@ def sample_rigid(vertices: npt.ArrayLike, faces: npt.ArrayLike, radius: float) -
     faces_local = _tied_faces(local, pts, d_all, g_all, r, hi - lo)
     g_all = faces_local[:, 0]
     return InteriorSamples(pts @ axes.T + centre, d_all, g_all @ axes.T, faces_local @ axes.T)
+
+
+def _flat_nodes(
+    shape: tuple[int, ...], nodes: IntArray, normal: FloatArray, step: float, r: float
+) -> npt.NDArray[np.bool_]:
+    """Which of the grid ``nodes`` (k,) flat indices into ``shape``, moved onto the inset surface with
+    outward ``normal`` (k, 3), lie on a flat part of it: the normal of every moved node among their 26
+    neighbours is within t of theirs, where centres ``step`` (metres, the grid's largest spacing) apart on
+    a face turning by t radians leave a dimple step t / 2 deep, at most ``_FLAT_DIMPLE_RADII`` r (or it
+    turns by more than 45 degrees: another face, across a sharp edge)."""
+    flat = np.ones(len(nodes), dtype=bool)
+    if not len(nodes):
+        return flat
+    grid = np.full((int(np.prod(shape)), 3), np.nan)
+    grid[nodes] = normal
+    ijk = np.stack(np.unravel_index(nodes, shape), axis=1)
+    limit = np.array(shape)
+    cos_max = math.cos(min(2.0 * _FLAT_DIMPLE_RADII * r / max(step, 1e-300), 1.0))
+    for offset in np.stack(np.meshgrid(*[np.arange(-1, 2)] * 3, indexing="ij"), axis=-1).reshape(-1, 3):
+        if not offset.any():
+            continue  # a loop over the 26 neighbour offsets, not over nodes
+        other = ijk + offset
+        inside = ((other >= 0) & (other < limit)).all(axis=1)
+        n = np.full((len(nodes), 3), np.nan)
+        n[inside] = grid[np.ravel_multi_index(other[inside].T, shape)]
+        dot = np.einsum("ij,ij->i", n, normal)
+        # NaN (no moved neighbour there) compares False: no objection; nor from a neighbour on another
+        # face across a sharp edge (a box's: its spheres are not a curved face's dimples).
+        flat &= ~((dot < cos_max) & (dot > _SHARP_EDGE_COS))
+    return flat
 
 
 def _reach(fit: list[tuple[float, float, int]]) -> float:
