@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from .balloon import Balloons
 from .bending import BendingConstraints
 from .distance import DistanceConstraints, TetherSolver
+from .rope_ties import RopeTies
 from .shape_matching import ShapeMatching
 from .soft import SoftClusters
 
@@ -110,6 +111,7 @@ class ParticleModel:
             the zero-length spring holding each to its target (``World.add_cloth(soft_pins=...)``).
         soft: the soft bodies' clusters (:mod:`.soft`; None without soft bodies).
         balloons: the balloons' pressure constraints (:mod:`.balloon`; None without balloons).
+        rope_ties: ties of rope particles to rigid bodies (:mod:`.rope_ties`; None without ties).
     """
 
     def __init__(self) -> None:
@@ -128,6 +130,7 @@ class ParticleModel:
         self._soft_pins: list[tuple[IntArray, FloatArray]] = []
         self._soft: list[SoftClusters] = []
         self._balloons: list[Balloons] = []
+        self._ties: list[RopeTies] = []
         self.built = False
         self.finalize()
 
@@ -229,6 +232,11 @@ class ParticleModel:
         self._soft_pins.append((idx, compliance))
         self.built = False
 
+    def add_ties(self, ties: RopeTies) -> None:
+        """Append one rope's ties to rigid bodies (global indices)."""
+        self._ties.append(ties)
+        self.built = False
+
     def add_deformable(self, part: SoftClusters | Balloons) -> None:
         """Append one soft body's clusters or one balloon's pressure constraint (global indices)."""
         if isinstance(part, SoftClusters):
@@ -321,4 +329,5 @@ class ParticleModel:
         self.soft_pin_compliance: FloatArray = np.concatenate([s[1] for s in soft])
         self.soft = SoftClusters.concatenate(self._soft)
         self.balloons = Balloons.concatenate(self._balloons)
+        self.rope_ties = RopeTies.concatenate(self._ties)
         self.built = True

@@ -218,6 +218,8 @@ class Solver:
             model.tether.solve(x_pred)
         for solver in self._distance_solvers(h):
             solver.solve(x_pred)
+        if model.rope_ties is not None:  # ropes tied to rigid bodies, on their poses (core/rope_ties.py)
+            model.rope_ties.solve(model, state, x_pred, h)
         held = None
         if model.cloth_and_others:
             # Cloth contacts get the last word (see there): the stretch solve just undid them.
