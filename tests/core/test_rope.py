@@ -110,12 +110,12 @@ def test_crate_dragged_by_its_rope_slides_at_the_pin_speed_with_coulomb_tension(
     v, f = box_mesh((a, a, a), (nudge, 0.0, a / 2))
     box = w.add_rigid(v, f, mass=m, friction=mu)
     start = np.array([a / 2 + r, 0.0, a / 2])
-    pts = np.array([start, start + (0.35, 0.15, 0.0), start + (0.7, 0.0, 0.0)])  # slack: 0.76 m over 0.7
+    pts = start + np.array([[0.0, 0.0, 0.0], [0.35, 0.15, 0.0], [0.7, 0.0, 0.0]])  # slack: 0.76 m over 0.7
     rope = w.add_rope(pts, pinned="end", mass=0.05, attach=[(0, box)], friction=mu)
     pin = rope.positions[-1].copy()
     x, tension = [], []
     for k in range(2 * FPS):
-        rope.set_pin_targets([pin + (speed * (k + 1) / FPS, 0.0, 0.0)])
+        rope.set_pin_targets([pin + np.array([speed * (k + 1) / FPS, 0.0, 0.0])])
         w.step(1 / FPS)
         x.append(box.center)
         tension.append(rope.tie_forces[0])
