@@ -25,7 +25,6 @@ from .colliders import ColliderContacts, collider_corrections
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
 from .corrections import apply_jacobi, apply_pair_jacobi, clamp_speed, rigid_impulse
 from .depenetration import Depenetration
-from .distance import GaussSeidelSolver, JacobiSolver
 from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
@@ -38,7 +37,7 @@ from .pair_cache import PairCache
 from .pair_filter import filter_pairs
 from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
-from .projection import BendingSolver, DistanceSolver, StretchProjection
+from .projection import DistanceSolver, distance_solvers
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, refresh_sized, sized_candidates, world_sizes
 from .state import ParticleState
@@ -755,28 +754,11 @@ class Solver:
         x_pred[sm.idx] += delta
 
     def _distance_solvers(self, h: float) -> list[DistanceSolver]:
-        """Bending (legacy Jacobi distance, isometric: core/bending.py), stretch (coloured Gauss-Seidel), then
-        the isometric cloths' stretch limits: the solvers for step size h.
-
-        Cached: h is fixed per frame rate. Stretch goes last so the stiff constraints have the final
-        word before the velocity update.
-        """
+        """The cloth and rope solvers for step size h (``projection.distance_solvers``), cached: h is fixed
+        per frame rate."""
         solvers = self._solver_cache.get(h)
         if solvers is None:
-            model = self.model
-            solvers = []
-            if len(model.bend):
-                solvers.append(JacobiSolver(model.bend, model.particle_inv_mass, h, self.settings.relaxation))
-            if len(model.bend_isometric):
-                solvers.append(BendingSolver(model.bend_isometric, model.particle_inv_mass, h))
-            if len(model.stretch):
-                solvers.append(GaussSeidelSolver(model.stretch, model.particle_inv_mass, h))
-                if self.settings.cloth_projection_iterations > 0:  # a global solve after the sweep
-                    it = self.settings.cloth_projection_iterations
-                    solvers.append(StretchProjection(model.stretch, model.particle_inv_mass, h, it))
-            if len(model.stretch_limit):
-                w = model.particle_inv_mass
-                solvers.append(GaussSeidelSolver(model.stretch_limit, w, h, unilateral=True))
+            solvers = distance_solvers(self.model, self.settings, h)
             if len(self._solver_cache) > DISTANCE_SOLVER_CACHE_SIZE:
                 self._solver_cache.clear()
             self._solver_cache[h] = solvers
