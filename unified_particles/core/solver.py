@@ -262,10 +262,11 @@ class Solver:
         for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
             if self.gravity[axis] != 0.0:
                 v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
-        if self.fields is not None:  # force fields and wind (core/fields.py): v += h f_field / m
-            self.fields.apply(state, model, h, alpha * dt_frame)
-        if self.air is not None:  # drag and lift of still air on cloth (core/air.py)
-            self.air.apply(state.positions, v, model.particle_inv_mass, h)
+        wind, air = None, None if self.air is None else self.air.vertices(len(v))
+        if self.fields is not None:  # force fields (core/fields.py): v += h f_field / m; wind on air cloth
+            wind = self.fields.apply(state, model, h, alpha * dt_frame, air)
+        if self.air is not None:  # drag and lift of the air, still or wind (core/air.py, wind_air.py)
+            self.air.apply(state.positions, v, model.particle_inv_mass, h, wind)
         if s.damping > 0.0:
             v *= np.exp(-s.damping * h)
         if np.isfinite(s.max_speed):
