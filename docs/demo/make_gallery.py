@@ -8,6 +8,7 @@ Fluid / Collider, a preset, Bake), baked, and rendered with Cycles on the CPU wi
 - ``granular``: sand poured onto a crate, piling up around it;
 - ``fluid``: water poured onto sand, a crate floating in it (needs the Fluid role: skipped, with a
   message, in a build of the add-on that has none);
+- ``rope_bridge``, ``glued_wall``, ``flag``: ropes, glue and wind (docs/demo/gallery_rope.py);
 - ``loop``: the README scene's first seconds as a small looping animated WebP.
 
 Stills go to docs/images/gallery/<name>.jpg, the animation to docs/images/gallery/hammock.webp; the
