@@ -8,6 +8,7 @@ Fluid / Collider, a preset, Bake), baked, and rendered with Cycles on the CPU wi
 - ``granular``: sand poured onto a crate, piling up around it;
 - ``fluid``: water poured onto sand, a crate floating in it (needs the Fluid role: skipped, with a
   message, in a build of the add-on that has none);
+- ``rope_bridge``, ``glued_wall``, ``flag``: ropes, glue and wind (docs/demo/gallery_rope.py);
 - ``loop``: the README scene's first seconds as a small looping animated WebP.
 
 Stills go to docs/images/gallery/<name>.jpg, the animation to docs/images/gallery/hammock.webp; the
@@ -36,6 +37,7 @@ os.environ.setdefault("XDG_CACHE_HOME", os.path.join(_USER_DIR, "cache"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bpy  # noqa: E402
+import gallery_rope  # noqa: E402
 import make_demo  # noqa: E402
 from make_demo import (  # noqa: E402
     REPO,
@@ -253,6 +255,9 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "cloth": cloth,
     "granular": granular,
     "fluid": fluid,
+    "rope_bridge": gallery_rope.rope_bridge,
+    "glued_wall": gallery_rope.glued_wall,
+    "flag": gallery_rope.flag,
 }
 
 
@@ -288,7 +293,8 @@ def main() -> None:
         frame = SCENES[name]()
         if frame is None:
             continue
-        configure_render(args.samples, STILL_SIZE, denoise=True, percentage=args.percentage)
+        size = getattr(SCENES[name], "still_size", STILL_SIZE)  # a scene may ask for its own size
+        configure_render(args.samples, size, denoise=True, percentage=args.percentage)
         baked = bake(out / f"{name}.blend")
         target = GALLERY / f"{name}.jpg"
         t0 = time.perf_counter()

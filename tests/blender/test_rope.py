@@ -81,6 +81,15 @@ REPLAY = textwrap.dedent(
         mesh.vertices.foreach_get("co", co)
         ev.to_mesh_clear()
         out.append(co.tolist())
+    for m in obj.modifiers:  # the last frame as it renders: the nodes' tube through the particles
+        m.show_viewport = True
+    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    mesh = ev.to_mesh()
+    tube = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", tube)
+    faces = len(mesh.polygons)
+    ev.to_mesh_clear()
+    print("TUBE " + json.dumps([faces, tube.tolist()]))
     print("RESULT " + json.dumps(out))
     """
 )
@@ -117,3 +126,15 @@ def test_rope_bakes_and_replays_without_the_addon(bpy_clean: ModuleType, tmp_pat
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     replayed = np.array(json.loads(lines[-1][7:]), dtype=np.float32)
     np.testing.assert_array_equal(replayed, np.array(shown))
+    # It renders as one smooth tube of the particles' radius (blender/rope.py), not as beads: a
+    # Catmull-Rom spline through every particle, 4 segments per link, 12 sides, both ends capped.
+    faces, tube = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("TUBE "))[5:])
+    particles = np.array(shown[-1], dtype=np.float64).reshape(-1, 3)
+    tube = np.array(tube, dtype=np.float64).reshape(-1, 3)
+    links = len(particles) - 1
+    assert faces == 4 * links * 12 + 2
+    # Every tube vertex lies one radius from the spline, and the spline passes through the particles: the
+    # nearest particle is at most sqrt(r^2 + (link / 2)^2) away (a vertex midway between two).
+    nearest = np.linalg.norm(tube[:, None] - particles[None], axis=2).min(axis=1)
+    assert nearest.max() < np.sqrt(RADIUS**2 + RADIUS**2) * 1.05
+    assert nearest.min() > 0.95 * RADIUS

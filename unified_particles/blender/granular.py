@@ -16,7 +16,7 @@ import bpy
 import numpy as np
 
 from ..core import SimulationInputError, World
-from . import mesh_io
+from . import mesh_io, rope
 from .mesh_io import FloatArray
 from .rna import as_type, context_scene, mesh_of, object_settings
 
@@ -94,7 +94,10 @@ def create_particle_object(
     for collection in collections:
         collection.objects.link(obj)
     modifier = as_type(obj.modifiers.new(name[len(source.name) + 1 :], "NODES"), bpy.types.NodesModifier)
-    modifier.node_group = sphere_node_group(name + NODE_GROUP_SUFFIX, material)
+    if object_settings(source).role == "ROPE":  # a smooth tube through the rope's particles
+        modifier.node_group = rope.tube_node_group(name + rope.TUBE_NODE_GROUP_SUFFIX, material)
+    else:
+        modifier.node_group = sphere_node_group(name + NODE_GROUP_SUFFIX, material)
     object_settings(obj).source_object = source
     object_settings(source).particle_object = obj
     if object_settings(source).role not in _SUFFIX:  # not a re-creation: remember the user's setting
@@ -124,7 +127,7 @@ def delete_particle_object(obj: bpy.types.Object) -> None:
     if mesh is not None and mesh.users == 0:
         bpy.data.meshes.remove(mesh)
     for group in groups:
-        if group.users == 0 and group.name.endswith(NODE_GROUP_SUFFIX):
+        if group.users == 0 and group.name.endswith((NODE_GROUP_SUFFIX, rope.TUBE_NODE_GROUP_SUFFIX)):
             bpy.data.node_groups.remove(group)
 
 

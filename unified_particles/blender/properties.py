@@ -366,8 +366,9 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
     air_viscosity: FloatProperty(  # type: ignore[valid-type]
         name="Air Viscosity",
         description=(
-            "How thick the air is that slows the cloth (drag and lift on every triangle, relative to Wind "
-            "fields with Flow): 1 is air at sea level (Blender's cloth default), 0 a vacuum, 2 twice as "
+            "How thick the air is that slows the cloth (drag and lift on every triangle, relative to the "
+            "wind of Wind fields, which blow it as moving air): 1 is air at sea level (Blender's cloth "
+            "default), 0 a vacuum, 2 twice as "
             "dense. A sheet of paper falls slower than one of steel, a flag settles"
         ),
         default=1.0,

@@ -4,8 +4,10 @@
 The source's evaluated geometry in world space (a curve's evaluated mesh: its splines at their resolution)
 is read as one polyline, walked along its edges from an end; the core resamples it every particle
 diameter. The result is shown and baked like grains (:mod:`.granular`): the source is hidden and a
-``<source> Rope`` particle object holds one vertex per rope particle, drawn as touching spheres by its
-Geometry Nodes, so it bakes to a point cache and replays without the add-on. Pins (Rope Pins: start, end,
+``<source> Rope`` particle object holds one vertex per rope particle, in order along the rope, drawn as a
+smooth tube through them by its Geometry Nodes (:func:`tube_node_group`), so it bakes to a point cache
+(the Mesh Cache modifier moves the vertices, the nodes after it make the tube) and replays without the
+add-on. Pins (Rope Pins: start, end,
 both) follow the source's world matrix as it moves (keyframes, parents). Not a registered module.
 """
 
@@ -17,8 +19,63 @@ import numpy as np
 from ..core import SimulationInputError
 from . import mesh_io
 from .mesh_io import FloatArray, IntArray
+from .rna import as_type
 
 ROPE_PINS = {"NONE": None, "START": "start", "END": "end", "BOTH": "both"}
+TUBE_NODE_GROUP_SUFFIX = " Rope Tube"
+# The tube: a Catmull-Rom spline through the particles (it passes through each), this many segments per
+# link, and a circle of this many sides scaled by each particle's radius.
+TUBE_SEGMENTS_PER_LINK = 4
+TUBE_SIDES = 12
+
+
+def tube_node_group(name: str, material: bpy.types.Material | None) -> bpy.types.NodeTree:
+    """A Geometry Nodes group drawing the vertices of a mesh, in index order, as one smooth tube of their
+    ``radius`` attribute: Mesh to Points, Points to Curves, Catmull-Rom, Curve to Mesh with a circle,
+    smooth shading, the material. Blender's own nodes only, so a bake replays without the add-on."""
+    group = bpy.data.node_groups.new(name, "GeometryNodeTree")
+    interface = group.interface  # since 4.0 (the 4.2 LTS and 5.0 both have it)
+    if interface is None:
+        raise RuntimeError(f"node group {name!r} has no interface")
+    interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    nodes, link = group.nodes, group.links.new
+    group_in, group_out = nodes.new("NodeGroupInput"), nodes.new("NodeGroupOutput")
+    radius = nodes.new("GeometryNodeInputNamedAttribute")
+    as_type(radius, bpy.types.GeometryNodeInputNamedAttribute).data_type = "FLOAT"
+    as_type(radius.inputs["Name"], bpy.types.NodeSocketString).default_value = "radius"
+    to_points = nodes.new("GeometryNodeMeshToPoints")
+    as_type(to_points, bpy.types.GeometryNodeMeshToPoints).mode = "VERTICES"
+    to_curve = nodes.new("GeometryNodePointsToCurves")  # in point index order: along the rope
+    spline = nodes.new("GeometryNodeCurveSplineType")
+    as_type(spline, bpy.types.GeometryNodeCurveSplineType).spline_type = "CATMULL_ROM"
+    resolution = nodes.new("GeometryNodeSetSplineResolution")
+    as_type(resolution.inputs["Resolution"], bpy.types.NodeSocketInt).default_value = TUBE_SEGMENTS_PER_LINK
+    set_radius = nodes.new("GeometryNodeSetCurveRadius")
+    circle = nodes.new("GeometryNodeCurvePrimitiveCircle")  # radius 1 m (its default), scaled per point
+    as_type(circle.inputs["Resolution"], bpy.types.NodeSocketInt).default_value = TUBE_SIDES
+    to_mesh = nodes.new("GeometryNodeCurveToMesh")
+    smooth = nodes.new("GeometryNodeSetShadeSmooth")
+    set_material = nodes.new("GeometryNodeSetMaterial")
+    as_type(set_material.inputs["Material"], bpy.types.NodeSocketMaterial).default_value = material
+    link(group_in.outputs[0], to_points.inputs["Mesh"])
+    link(radius.outputs["Attribute"], to_points.inputs["Radius"])
+    link(to_points.outputs["Points"], to_curve.inputs["Points"])
+    link(to_curve.outputs["Curves"], spline.inputs["Curve"])
+    link(spline.outputs["Curve"], resolution.inputs["Geometry"])
+    link(resolution.outputs["Geometry"], set_radius.inputs["Curve"])
+    link(radius.outputs["Attribute"], set_radius.inputs["Radius"])
+    link(set_radius.outputs["Curve"], to_mesh.inputs["Curve"])
+    link(circle.outputs["Curve"], to_mesh.inputs["Profile Curve"])
+    if "Scale" in to_mesh.inputs:  # 4.4+: the profile's scale is an input (4.2 scales it by the radius)
+        link(nodes.new("GeometryNodeInputRadius").outputs[0], to_mesh.inputs["Scale"])
+    as_type(to_mesh.inputs["Fill Caps"], bpy.types.NodeSocketBool).default_value = True
+    link(to_mesh.outputs["Mesh"], smooth.inputs["Geometry"])
+    link(smooth.outputs["Geometry"], set_material.inputs["Geometry"])
+    link(set_material.outputs["Geometry"], group_out.inputs[0])
+    for k, node in enumerate(nodes):  # laid out left to right, for whoever opens the editor
+        node.location = (250 * k - 1500, 0)
+    return group
 
 
 def can_be_rope(obj: bpy.types.Object) -> bool:

@@ -3,7 +3,7 @@
 
 Without it a cloth swings as in a vacuum: a 1 m square pinned along one edge and released horizontal swung
 back to 77% of its drop and had not settled after 2 s (issue 25). Each triangle t (area A, unit normal n)
-moving at v_rel = (mean of its vertices' velocities) - (the air's velocity: still air in the solver)
+moving at v_rel = (mean of its vertices' velocities) - (the air's: still, or Wind fields', wind_air.py)
 feels the pressure force of a flat plate,
 
     F_t = -1/2 rho C_d A |v_rel| (v_rel . n) n        (normal force coefficient C_N = C_d sin(alpha)),
@@ -64,6 +64,16 @@ class Air:
         self.triangles = np.zeros((0, 3), np.int64)  # (F, 3) global particle indices
         self.coefficient = np.zeros(0)  # (F,) 1/2 rho C_d per triangle, kg/m^3
         self._flat: IntArray | None = None  # the triangles' vertices, all a, then all b, then all c
+        self._vertices: NDArray[np.bool_] | None = None
+
+    def vertices(self, n: int) -> NDArray[np.bool_] | None:
+        """(n,) the particles of the triangles that feel the air (None if none do)."""
+        if not len(self.triangles):
+            return None
+        if self._vertices is None or len(self._vertices) != n:
+            self._vertices = np.zeros(n, dtype=bool)
+            self._vertices[self.triangles.ravel()] = True
+        return self._vertices
 
     def add_cloth(self, indices: IntArray, faces: IntArray, viscosity: float) -> None:
         """Add one cloth's triangles ``faces`` (F, 3), local vertex numbers of ``indices``; ``viscosity``
@@ -79,6 +89,7 @@ class Air:
         self.triangles = np.concatenate([self.triangles, tris])
         c = 0.5 * AIR_DENSITY * PLATE_DRAG_COEFFICIENT * viscosity
         self.coefficient = np.concatenate([self.coefficient, np.full(len(tris), c)])
+        self._vertices = None
 
     def apply(
         self,

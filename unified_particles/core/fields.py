@@ -47,6 +47,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import SimulationInputError
 from .model import KIND_CLOTH
+from .wind_air import wind_air_velocity
 
 if TYPE_CHECKING:
     from .model import ParticleModel
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 
 KINDS = ("FORCE", "WIND", "VORTEX", "TURBULENCE", "DRAG")
 SHAPES = ("POINT", "LINE", "PLANE")
@@ -502,8 +504,8 @@ class FieldSystem:
         self._cache_key = key
         return self._derived
 
-    def _field_scale(self, field: ForceField, d: dict[str, Any]) -> FloatArray:
-        """(N,) force-to-acceleration factor of one field: the body's scale times its weight of the
+    def _field_weight(self, field: ForceField, d: dict[str, Any]) -> FloatArray:
+        """(N,) the weight of one field on each particle: its body's weight times its weight of the
         field's kind, 0 for bodies whose sources leave this field out."""
         per_body = d["kind_weight"][KINDS.index(field.kind)].copy()
         if self.sources:
@@ -511,31 +513,47 @@ class FieldSystem:
                 allowed = self.sources.get(id(body))
                 if allowed is not None and field.name not in allowed:
                     per_body[b] = 0.0
-        return np.asarray(d["scale"] * per_body[d["body_of"]], dtype=np.float64)
+        return np.asarray(per_body[d["body_of"]], dtype=np.float64)
 
-    def apply(self, state: ParticleState, model: ParticleModel, h: float, time_in_frame: float) -> None:
-        """v <- (v + h a) / (1 + h k) for every dynamic particle, a and k summed over the fields."""
+    def apply(
+        self,
+        state: ParticleState,
+        model: ParticleModel,
+        h: float,
+        time_in_frame: float,
+        air: BoolArray | None = None,
+    ) -> FloatArray | None:
+        """v <- (v + h a) / (1 + h k) for every dynamic particle, a and k summed over the fields. On the
+        ``air`` vertices (N,) (cloth that feels the air) Wind fields are an air velocity instead of a
+        force: returns it, (N, 3) m/s (:mod:`.wind_air`), or None without Wind fields there."""
         active = [f for f in self.fields if f.enabled]
         if not active or model.particle_count == 0:
-            return
+            return None
         time = self.clock() + time_in_frame
         x, v = state.positions, state.velocities
         xt, vt = np.ascontiguousarray(x.T), np.ascontiguousarray(v.T)
         d = self._arrays(model, xt)
         dynamic = model.particle_dynamic & (d["weight"] > 0.0)
         if not dynamic.any():
-            return
+            return None
         acc = np.zeros_like(xt)
         damp = np.zeros(xt.shape[1])
+        wind = None
         for field in active:
             force, k = field.effector(xt, vt, time)
-            scale = self._field_scale(field, d)
+            weight = self._field_weight(field, d)
+            scale = d["scale"] * weight
+            if field.kind == "WIND" and air is not None:
+                wind = np.zeros_like(xt) if wind is None else wind
+                wind += force * (weight * d["weight"] * air)
+                scale = np.where(air, 0.0, scale)
             acc += force * scale
             damp += scale * k
         keep = np.where(dynamic, 1.0, 0.0)
         factor = keep / (1.0 + h * damp)
         for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
             v[:, axis] = np.where(dynamic, (vt[axis] + h * acc[axis]) * factor, vt[axis])
+        return None if wind is None else np.ascontiguousarray(wind_air_velocity(wind).T)
 
 
 def _cross_columns(p: FloatArray, q: FloatArray) -> FloatArray:

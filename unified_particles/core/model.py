@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from .balloon import Balloons
 from .bending import BendingConstraints
 from .distance import DistanceConstraints, TetherSolver
+from .rope_ties import RopeTies
 from .shape_matching import ShapeMatching
 from .soft import SoftClusters
 
@@ -110,6 +111,9 @@ class ParticleModel:
             the zero-length spring holding each to its target (``World.add_cloth(soft_pins=...)``).
         soft: the soft bodies' clusters (:mod:`.soft`; None without soft bodies).
         balloons: the balloons' pressure constraints (:mod:`.balloon`; None without balloons).
+        rope_links: (a, b, rest length, compliance) of every rope's links in order along each rope, for
+            :mod:`.chain_solve` (None without ropes).
+        rope_ties: ties of rope particles to rigid bodies (:mod:`.rope_ties`; None without ties).
     """
 
     def __init__(self) -> None:
@@ -128,6 +132,8 @@ class ParticleModel:
         self._soft_pins: list[tuple[IntArray, FloatArray]] = []
         self._soft: list[SoftClusters] = []
         self._balloons: list[Balloons] = []
+        self._ties: list[RopeTies] = []
+        self._rope_links: list[tuple[IntArray, IntArray, FloatArray, FloatArray]] = []
         self.built = False
         self.finalize()
 
@@ -229,6 +235,17 @@ class ParticleModel:
         self._soft_pins.append((idx, compliance))
         self.built = False
 
+    def add_rope_links(self, a: IntArray, b: IntArray, rest: FloatArray, compliance: FloatArray) -> None:
+        """Append one rope's links in order along it (global indices, rest lengths in metres, compliance
+        in m/N) for the direct chain solve (:mod:`.chain_solve`); they are in the stretch family too."""
+        self._rope_links.append((a, b, rest, compliance))
+        self.built = False
+
+    def add_ties(self, ties: RopeTies) -> None:
+        """Append one rope's ties to rigid bodies (global indices)."""
+        self._ties.append(ties)
+        self.built = False
+
     def add_deformable(self, part: SoftClusters | Balloons) -> None:
         """Append one soft body's clusters or one balloon's pressure constraint (global indices)."""
         if isinstance(part, SoftClusters):
@@ -321,4 +338,14 @@ class ParticleModel:
         self.soft_pin_compliance: FloatArray = np.concatenate([s[1] for s in soft])
         self.soft = SoftClusters.concatenate(self._soft)
         self.balloons = Balloons.concatenate(self._balloons)
+        self.rope_ties = RopeTies.concatenate(self._ties)
+        self.rope_links: tuple[IntArray, IntArray, FloatArray, FloatArray] | None = None
+        if self._rope_links:
+            links = self._rope_links
+            self.rope_links = (
+                np.concatenate([c[0] for c in links]),
+                np.concatenate([c[1] for c in links]),
+                np.concatenate([c[2] for c in links]),
+                np.concatenate([c[3] for c in links]),
+            )
         self.built = True

@@ -22,11 +22,18 @@ their compliance.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numpy.typing import NDArray
 
 from .bending import BendingSolver
+from .chain_solve import ChainProjection
 from .distance import DistanceConstraints, GaussSeidelSolver, JacobiSolver
+
+if TYPE_CHECKING:
+    from .model import ParticleModel
+    from .settings import SolverSettings
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -122,4 +129,26 @@ class StretchProjection:
 
 
 # Every per-step cloth solver (``Solver._distance_solvers``): each has ``solve(x)``.
-DistanceSolver = GaussSeidelSolver | JacobiSolver | BendingSolver | StretchProjection
+DistanceSolver = GaussSeidelSolver | JacobiSolver | BendingSolver | StretchProjection | ChainProjection
+
+
+def distance_solvers(model: ParticleModel, settings: SolverSettings, h: float) -> list[DistanceSolver]:
+    """Bending (legacy Jacobi distance, isometric: core/bending.py), stretch (coloured Gauss-Seidel, then
+    the optional global projection), the ropes' direct solve (:mod:`.chain_solve`), then the isometric
+    cloths' stretch limits: the solvers for step size h, in order. Stretch goes last so the stiff
+    constraints have the final word before the velocity update."""
+    w = model.particle_inv_mass
+    solvers: list[DistanceSolver] = []
+    if len(model.bend):
+        solvers.append(JacobiSolver(model.bend, w, h, settings.relaxation))
+    if len(model.bend_isometric):
+        solvers.append(BendingSolver(model.bend_isometric, w, h))
+    if len(model.stretch):
+        solvers.append(GaussSeidelSolver(model.stretch, w, h))
+        if settings.cloth_projection_iterations > 0:  # a global solve after the sweep
+            solvers.append(StretchProjection(model.stretch, w, h, settings.cloth_projection_iterations))
+    if model.rope_links is not None:  # every rope's whole length in one direct solve, after the sweep
+        solvers.append(ChainProjection(*model.rope_links, w, h))
+    if len(model.stretch_limit):
+        solvers.append(GaussSeidelSolver(model.stretch_limit, w, h, unilateral=True))
+    return solvers

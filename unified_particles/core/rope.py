@@ -34,6 +34,7 @@ from .distance import DistanceConstraints, compliant_strain, tethers
 from .errors import SimulationInputError
 from .geometry import MAX_COORDINATE
 from .model import KIND_ROPE
+from .rope_ties import RopeTies
 
 if TYPE_CHECKING:
     from .world import World
@@ -50,7 +51,7 @@ class Rope(Body):
         link_length: rest distance between neighbouring particles, metres (about 2r).
         length: rest length of the whole rope, metres.
         mass: total mass of the free particles, kg.
-        attached: (rope particle (local), rigid particle (world index)) per tie to a rigid body.
+        attached: (rope particle (local), rigid body number) per tie to a rigid body.
     """
 
     kind = "rope"
@@ -72,6 +73,15 @@ class Rope(Body):
         self.length = link_length * (len(indices) - 1)
         self.mass = mass
         self.attached = attached
+
+    @property
+    def tie_forces(self) -> FloatArray:
+        """(T,) force each of this rope's ties (``attached`` order) applied in the last small step, N: the
+        rope's tension where it holds the body."""
+        ties = self._world.model.rope_ties
+        if ties is None:
+            return np.zeros(0)
+        return ties.force[np.isin(ties.particle, self.indices)].copy()
 
     def set_pin_targets(self, positions: ArrayLike) -> None:
         """Move the pinned particles to ``positions`` (K, 3), world metres, in the order of ``pinned``, by
@@ -125,9 +135,12 @@ def rope_constraints(
     bend_compliance: float | None,
     give: float | None,
     pin_local: IntArray,
+    link: float,
 ) -> tuple[DistanceConstraints, DistanceConstraints, tuple[IntArray, IntArray, FloatArray] | None]:
     """A rope's links, bending pairs (empty without ``bend_compliance``) and tethers (None without pins or
-    ``give``), on global indices (``first`` + local) of its particles ``x`` (P, 3)."""
+    ``give``), on global indices (``first`` + local) of its particles ``x`` (P, 3), every link ``link``
+    metres long at rest (the arc-length step: a link across a corner of the drawn polyline is a shorter
+    chord, and measured as such a 65-link rope drawn as a V was 0.36% short)."""
     n = len(x)
     local = np.arange(n, dtype=np.int64)
     links = np.stack([local[:-1], local[1:]], axis=1)
@@ -138,13 +151,15 @@ def rope_constraints(
         pairs = np.stack([local[:-2], local[2:]], axis=1)
     bend = DistanceConstraints.build(pairs, x, np.full(len(pairs), bend_compliance or 0.0), False, n)
     # Straight at rest: two links end to end (a rope remembers no curl).
-    bend.rest_length = stretch.rest_length.mean() * 2.0 * np.ones(len(pairs))
+    stretch.rest_length = np.full(n - 1, link)
+    bend.rest_length = np.full(len(pairs), 2.0 * link)
     for con in (stretch, bend):
         con.a = con.a + first
         con.b = con.b + first
     tether = None
     if give is not None and len(pin_local):
-        free, anchor, length = tethers(links, x, pin_local)
+        straight = np.outer(local * link, (1.0, 0.0, 0.0))  # arc lengths along the rope, not chords
+        free, anchor, length = tethers(links, straight, pin_local)
         limit = 1.0 + give + compliant_strain(stretch_compliance, ROPE_TETHER_TENSION)
         tether = (free + first, anchor + first, length * limit)
     return stretch, bend, tether
@@ -157,12 +172,10 @@ ROPE_TETHER_TENSION = 1000.0
 
 
 def _ties(
-    attach: Sequence[tuple[int, RigidBody]] | None, x: FloatArray, world_x: FloatArray, bodies: list[Body]
-) -> list[tuple[int, int, float]]:
-    """(rope particle (local), rigid particle (world), distance now) per ``attach`` item (local index,
-    body): the body's particle nearest the rope particle."""
-    ties: list[tuple[int, int, float]] = []
-    n = len(x)
+    attach: Sequence[tuple[int, RigidBody]] | None, n: int, bodies: list[Body]
+) -> list[tuple[int, int]]:
+    """(rope particle (local), rigid body number) per ``attach`` item (local index, body), checked."""
+    ties: list[tuple[int, int]] = []
     for item in attach or ():
         try:
             k, body = item
@@ -174,36 +187,32 @@ def _ties(
             raise SimulationInputError(f"attach: {body!r} is not a rigid body of this world")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not -n <= k < n:
             raise SimulationInputError(f"attach: rope particle index must be in {-n}..{n - 1}, got {k!r}")
-        k = int(k) % n
-        d = np.linalg.norm(world_x[body.indices] - x[k], axis=1)
-        j = int(np.argmin(d))
-        ties.append((k, int(body.indices[j]), float(d[j])))
+        ties.append((int(k) % n, body.number))
     return ties
 
 
-def _tie_tethers(
-    tether: tuple[IntArray, IntArray, FloatArray],
-    ties: list[tuple[int, int, float]],
+def _rope_ties(
+    ties: list[tuple[int, int]],
     first: int,
     x: FloatArray,
-    pin_local: IntArray,
-    give: float,
-    compliance: float,
-) -> tuple[IntArray, IntArray, FloatArray]:
-    """``tether`` with one more per tie: the rigid particle to the rope's pin nearest the tied rope particle
-    along the chain, as long as that particle's arc length to it plus the tie, times the rope's limit."""
-    free, anchor, length = tether
-    arc = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(x, axis=0), axis=1))])
-    limit = 1.0 + give + compliant_strain(compliance, ROPE_TETHER_TENSION)
-    extra = []
-    for k, j, d in ties:
-        nearest = int(pin_local[np.argmin(np.abs(arc[pin_local] - arc[k]))])
-        extra.append((j, first + nearest, abs(arc[k] - arc[nearest]) * limit + d))
-    return (
-        np.concatenate([free, np.array([e[0] for e in extra], np.int64)]),
-        np.concatenate([anchor, np.array([e[1] for e in extra], np.int64)]),
-        np.concatenate([length, np.array([e[2] for e in extra])]),
-    )
+    builder: WorldBuilder,
+    tether: tuple[IntArray, IntArray, FloatArray] | None,
+) -> RopeTies:
+    """The ties as point attachments (:mod:`.rope_ties`): each pivot where its rope particle is now, in its
+    body's build frame; with tethers, each body's pivot tethered to the pin its rope particle is."""
+    state = builder.state
+    k = np.array([t[0] for t in ties], np.int64)
+    number = np.array([t[1] for t in ties], np.int64)
+    offset = x[k] - state.rigid_center[number]
+    anchor = np.einsum("kji,kj->ki", state.rigid_rotation[number], offset)  # R^T (x - c)
+    pin, limit = np.full(len(k), -1, np.int64), np.full(len(k), np.inf)
+    if tether is not None:  # the tied particle's own tether, if it has one (a pinned one has none)
+        free, anchor_pin, length = tether
+        row = {int(f): i for i, f in enumerate(free.tolist())}  # build time only
+        for i, kk in enumerate(k.tolist()):
+            if first + kk in row:
+                pin[i], limit[i] = anchor_pin[row[first + kk]], length[row[first + kk]]
+    return RopeTies(k + first, number, anchor, pin, limit)
 
 
 def add_rope(
@@ -243,7 +252,8 @@ def add_rope(
         initial_velocity: (3,) velocity of every free particle at the start, m/s.
         tether_give: pinned ropes: no particle farther from its nearest pin than (1 + give +
             stretch_compliance * 1000 N) times its rest arc length; None: no tethers.
-        attach: (rope particle index, rigid body) pairs: the particle is tied to the body's nearest particle.
+        attach: (rope particle index, rigid body) pairs: the particle is held at the point of the body
+            where it is now (a point attachment solved on the body's pose, :mod:`.rope_ties`).
     """
     v0 = vector(initial_velocity, "initial_velocity")
     r = builder._radius(radius)
@@ -261,13 +271,13 @@ def add_rope(
     x = resample_polyline(p, 2.0 * r)
     n = len(x)
     builder._check_capacity(n, f"{name!r} as a rope" if name else "this rope")
-    link = float(np.linalg.norm(x[1] - x[0]))
+    link = float(np.linalg.norm(np.diff(p, axis=0), axis=1).sum()) / (n - 1)  # the arc-length step
     if mass is None:
         m_particle = positive(density, "density") * np.pi * r * r * link * (n - 1) / n
     else:
         m_particle = positive(mass, "rope mass") / n
     pin_local = _pinned_local(pinned, n)
-    ties = _ties(attach, x, builder.state.positions, builder.bodies)
+    ties = _ties(attach, n, builder.bodies)
     inv_mass = np.full(n, 1.0 / m_particle)
     inv_mass[pin_local] = 0.0
     velocity = np.tile(v0, (n, 1))
@@ -277,22 +287,13 @@ def add_rope(
         friction=friction, radius=r,
     )  # fmt: skip
     first = int(idx[0])
-    stretch, bend, tether = rope_constraints(x, first, sc, bc, give, pin_local)
-    if ties:  # the ties join the coloured links; rest lengths: the distances now (build measures them)
-        pairs = np.concatenate(
-            [np.stack([stretch.a, stretch.b], axis=1), [(first + k, j) for k, j, _ in ties]]
-        )
-        total = builder.state.particle_count
-        stretch = DistanceConstraints.build(
-            pairs, builder.state.positions, np.full(len(pairs), sc), True, total
-        )
-    if ties and tether is not None:
-        # A tied body hangs on the rope's tethers too (its particle no farther from the rope's pin than
-        # the rope end's tether plus the tie): the links alone, between light rope particles and a heavy
-        # body, stretched 11% under an 8 kg crate on a 0.08 kg rope.
-        tether = _tie_tethers(tether, ties, first, x, pin_local, give or 0.0, sc)
+    stretch, bend, tether = rope_constraints(x, first, sc, bc, give, pin_local, link)
     builder.model.add_cloth_constraints(stretch, bend, tether)
+    a = np.arange(first, first + n - 1, dtype=np.int64)
+    builder.model.add_rope_links(a, a + 1, np.full(n - 1, link), np.full(n - 1, sc))
+    if ties:  # point attachments solved on the bodies' poses (core/rope_ties.py)
+        builder.model.add_ties(_rope_ties(ties, first, x, builder, tether))
     total_mass = float(m_particle * (n - len(pin_local)))
-    body = Rope(builder.world, idx, group, name, pin_local, link, total_mass, [(k, j) for k, j, _ in ties])
+    body = Rope(builder.world, idx, group, name, pin_local, link, total_mass, ties)
     builder.bodies.append(body)
     return body

@@ -25,7 +25,6 @@ from .colliders import ColliderContacts, collider_corrections
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
 from .corrections import apply_jacobi, apply_pair_jacobi, clamp_speed, rigid_impulse
 from .depenetration import Depenetration
-from .distance import GaussSeidelSolver, JacobiSolver
 from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
@@ -38,7 +37,7 @@ from .pair_cache import PairCache
 from .pair_filter import filter_pairs
 from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
-from .projection import BendingSolver, DistanceSolver, StretchProjection
+from .projection import DistanceSolver, distance_solvers
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, refresh_sized, sized_candidates, world_sizes
 from .state import ParticleState
@@ -221,6 +220,8 @@ class Solver:
             model.tether.solve(x_pred)
         for solver in self._distance_solvers(h):
             solver.solve(x_pred)
+        if model.rope_ties is not None:  # ropes tied to rigid bodies, on their poses (core/rope_ties.py)
+            model.rope_ties.solve(model, state, x_pred, h)
         held = None
         if model.cloth_and_others:
             # Cloth contacts get the last word (see there): the stretch solve just undid them.
@@ -264,10 +265,11 @@ class Solver:
         for axis in range(3):  # column by column: see fastops on (N, 3) broadcasting
             if self.gravity[axis] != 0.0:
                 v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
-        if self.fields is not None:  # force fields and wind (core/fields.py): v += h f_field / m
-            self.fields.apply(state, model, h, alpha * dt_frame)
-        if self.air is not None:  # drag and lift of still air on cloth (core/air.py)
-            self.air.apply(state.positions, v, model.particle_inv_mass, h)
+        wind, air = None, None if self.air is None else self.air.vertices(len(v))
+        if self.fields is not None:  # force fields (core/fields.py): v += h f_field / m; wind on air cloth
+            wind = self.fields.apply(state, model, h, alpha * dt_frame, air)
+        if self.air is not None:  # drag and lift of the air, still or wind (core/air.py, wind_air.py)
+            self.air.apply(state.positions, v, model.particle_inv_mass, h, wind)
         if s.damping > 0.0:
             v *= np.exp(-s.damping * h)
         if np.isfinite(s.max_speed):
@@ -758,28 +760,11 @@ class Solver:
         x_pred[sm.idx] += delta
 
     def _distance_solvers(self, h: float) -> list[DistanceSolver]:
-        """Bending (legacy Jacobi distance, isometric: core/bending.py), stretch (coloured Gauss-Seidel), then
-        the isometric cloths' stretch limits: the solvers for step size h.
-
-        Cached: h is fixed per frame rate. Stretch goes last so the stiff constraints have the final
-        word before the velocity update.
-        """
+        """The cloth and rope solvers for step size h (``projection.distance_solvers``), cached: h is fixed
+        per frame rate."""
         solvers = self._solver_cache.get(h)
         if solvers is None:
-            model = self.model
-            solvers = []
-            if len(model.bend):
-                solvers.append(JacobiSolver(model.bend, model.particle_inv_mass, h, self.settings.relaxation))
-            if len(model.bend_isometric):
-                solvers.append(BendingSolver(model.bend_isometric, model.particle_inv_mass, h))
-            if len(model.stretch):
-                solvers.append(GaussSeidelSolver(model.stretch, model.particle_inv_mass, h))
-                if self.settings.cloth_projection_iterations > 0:  # a global solve after the sweep
-                    it = self.settings.cloth_projection_iterations
-                    solvers.append(StretchProjection(model.stretch, model.particle_inv_mass, h, it))
-            if len(model.stretch_limit):
-                w = model.particle_inv_mass
-                solvers.append(GaussSeidelSolver(model.stretch_limit, w, h, unilateral=True))
+            solvers = distance_solvers(self.model, self.settings, h)
             if len(self._solver_cache) > DISTANCE_SOLVER_CACHE_SIZE:
                 self._solver_cache.clear()
             self._solver_cache[h] = solvers
