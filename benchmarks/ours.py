@@ -399,10 +399,15 @@ def run(scene: str, frames: int) -> dict:
         return run_dam(scene, scenes.s7_dam(scene[3:]), frames)
     if scene == "S8":
         return run_dam(scene, scenes.s8_dam(), frames)
+    if scene == "HAIR":
+        from benchmarks.hair_scene import run_hair
+
+        return run_hair(frames)
     raise SystemExit(f"unknown scene {scene}")
 
 
 SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S6", "S7-10k", "S7-100k", "S8", "S9", "S9-one")
+SCENES += ("HAIR",)  # issue 27: benchmarks/hair_scene.py
 
 
 def main(argv=None) -> int:
