@@ -36,6 +36,7 @@ os.environ.setdefault("XDG_CACHE_HOME", os.path.join(_USER_DIR, "cache"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bpy  # noqa: E402
+import gallery_hair  # noqa: E402
 import make_demo  # noqa: E402
 from make_demo import (  # noqa: E402
     REPO,
@@ -253,6 +254,7 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "cloth": cloth,
     "granular": granular,
     "fluid": fluid,
+    "hair": gallery_hair.hair,
 }
 
 
