@@ -60,8 +60,11 @@ def _fur(ball: Any, rng: np.random.Generator) -> Any:
         if node.type != "OUTPUT_MATERIAL":
             nodes.remove(node)
     bsdf = nodes.new("ShaderNodeBsdfHairPrincipled")
-    bsdf.inputs["Melanin"].default_value = 0.55
-    bsdf.inputs["Roughness"].default_value = 0.35
+    for socket in bsdf.inputs:  # by name: which inputs a version shows depends on the parametrization
+        if socket.name == "Color":
+            socket.default_value = (0.32, 0.17, 0.07, 1.0)
+        elif socket.name == "Roughness":
+            socket.default_value = 0.35
     output = next(n for n in nodes if n.type == "OUTPUT_MATERIAL")
     hair_mat.node_tree.links.new(bsdf.outputs[0], output.inputs["Surface"])
     curves.materials.append(hair_mat)
