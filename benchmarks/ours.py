@@ -404,10 +404,14 @@ def run(scene: str, frames: int) -> dict:
         return run_dam(scene, scenes.s7_dam(scene[3:]), frames)
     if scene == "S8":
         return run_dam(scene, scenes.s8_dam(), frames)
+    if scene == "HAIR":
+        from benchmarks.hair_scene import run_hair
+
+        return run_hair(frames)
     raise SystemExit(f"unknown scene {scene}")
 
 
-SCENES = (
+SCENES: tuple[str, ...] = (
     "S1",
     "S2",
     "S2-auto",
@@ -421,6 +425,7 @@ SCENES = (
     "S8",
     "S9",
     "S9-one",
+    "HAIR",  # issue 27: benchmarks/hair_scene.py
 )
 
 

@@ -37,6 +37,7 @@ os.environ.setdefault("XDG_CACHE_HOME", os.path.join(_USER_DIR, "cache"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bpy  # noqa: E402
+import gallery_hair  # noqa: E402
 import gallery_rope  # noqa: E402
 import make_demo  # noqa: E402
 from make_demo import (  # noqa: E402
@@ -258,6 +259,7 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "rope_bridge": gallery_rope.rope_bridge,
     "glued_wall": gallery_rope.glued_wall,
     "flag": gallery_rope.flag,
+    "hair": gallery_hair.hair,
 }
 
 

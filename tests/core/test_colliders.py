@@ -88,3 +88,21 @@ def test_contact_lookup_matches_the_volumes_own_query_inside_and_outside_the_gri
     order = np.argsort(found.idx)
     np.testing.assert_allclose(found.depth[order], r - dist[expected], atol=1e-12)
     np.testing.assert_allclose(found.normal[order], normal[expected] @ rot.T, atol=1e-9)
+
+
+def test_a_turning_collider_keeps_its_distance_volume() -> None:
+    # A collider turned by float32 matrices (Blender's) keeps its scale, so its distance volume must not be
+    # rebuilt each frame (it was: their polar factor is ~1e-7 off the identity); a real scale change is.
+    v, f = box_mesh((1.0, 1.0, 1.0))
+    w = World(radius=0.05)
+    col = w.add_collider_mesh(v, f)
+    volume = col._volume
+    for angle in np.linspace(0.1, 3.0, 7):  # turning about Z and tilting about X, composed in float32
+        c, s = np.cos(angle), np.sin(angle)
+        rz = np.array([[c, -s, 0, 0], [s, c, 0, 0], [0, 0, 1, 0.5], [0, 0, 0, 1]], dtype=np.float32)
+        c, s = np.cos(angle / 3), np.sin(angle / 3)
+        rx = np.array([[1, 0, 0, 0], [0, c, -s, 0], [0, s, c, 0], [0, 0, 0, 1]], dtype=np.float32)
+        col.set_transform((rx @ rz).astype(np.float64))
+        assert col._volume is volume
+    col.set_transform(np.diag([1.01, 1.0, 1.0, 1.0]))
+    assert col._volume is not volume

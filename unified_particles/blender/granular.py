@@ -16,15 +16,15 @@ import bpy
 import numpy as np
 
 from ..core import SimulationInputError, World
-from . import mesh_io, rope
+from . import hair, mesh_io, rope
 from .mesh_io import FloatArray
 from .rna import as_type, context_scene, mesh_of, object_settings
 
 NODE_GROUP_SUFFIX = " Grains Spheres"
 # Roles whose source is drawn by a particle object: grains here, liquids in ``fluids`` (same pointers).
-PARTICLE_ROLES = ("GRANULAR", "FLUID", "INFLOW", "ROPE")
+PARTICLE_ROLES = ("GRANULAR", "FLUID", "INFLOW", "ROPE", "HAIR")
 # The particle object's name: the source's and this (fluids: " Fluid").
-_SUFFIX = {"GRANULAR": " Grains", "ROPE": " Rope"}
+_SUFFIX = {"GRANULAR": " Grains", "ROPE": " Rope", "HAIR": " Hair Points"}
 
 
 def particle_object_name(source: bpy.types.Object) -> str:
@@ -93,6 +93,13 @@ def create_particle_object(
     collections = list(source.users_collection) or [context_scene(bpy.context).collection]
     for collection in collections:
         collection.objects.link(obj)
+    if object_settings(source).role == "HAIR":  # the Curves object stays shown and follows the points
+        object_settings(obj).source_object = source
+        object_settings(source).particle_object = obj
+        obj.hide_render = True
+        obj.hide_set(True)
+        hair.follow(source, obj)
+        return obj
     modifier = as_type(obj.modifiers.new(name[len(source.name) + 1 :], "NODES"), bpy.types.NodesModifier)
     if object_settings(source).role == "ROPE":  # a smooth tube through the rope's particles
         modifier.node_group = rope.tube_node_group(name + rope.TUBE_NODE_GROUP_SUFFIX, material)
@@ -139,6 +146,7 @@ def remove_particle_object(source: bpy.types.Object) -> None:
         obj = None  # a copy still pointing at the original's grains (not yet repaired): not ours to delete
     if obj is not None:
         delete_particle_object(obj)
+    hair.unfollow(source)
     settings.particle_object = None
     source.hide_render = settings.source_hidden_render
     with contextlib.suppress(RuntimeError):  # not in the current view layer

@@ -24,6 +24,7 @@ from . import (
     cost,
     fluids,
     granular,
+    hair,
     identity,
     mesh_io,
     rope,
@@ -408,6 +409,65 @@ class UNIFIED_PARTICLES_OT_make_rope(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class UNIFIED_PARTICLES_OT_make_hair(bpy.types.Operator):
+    """Simulate the selected Curves (hair) objects: every point a particle, the roots riding on the surface"""
+
+    bl_idname = "unified_particles.make_hair"
+    bl_label = "Make Hair"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return _object_mode_poll(cls, context)
+
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        objects = [o for o in (_owner(s) for s in context.selected_objects) if o is not None]
+        objects = list(dict.fromkeys(objects))
+        if not objects:
+            self.report({"ERROR"}, "Select one or more Curves (hair) objects first")
+            return {"CANCELLED"}
+        scene = context_scene(context)
+        radius = float(scene_settings(scene).particle_radius)
+        depsgraph = context.evaluated_depsgraph_get()
+        points, sizes_now = {}, {}
+        for obj in objects:
+            if not hair.can_be_hair(obj):
+                self.report({"ERROR"}, f"{obj.name!r} is not a Curves (hair) object: it cannot be hair")
+                return {"CANCELLED"}
+            try:  # the particles it will have, checked now, before anything changed
+                pts, counts = hair.strand_points(obj)
+                seg = np.linalg.norm(np.diff(pts, axis=0), axis=1)
+                inner = np.ones(len(seg), bool)
+                inner[np.cumsum(counts)[:-1] - 1] = False
+                # A hair's particles: half its point spacing (touching along the strand), at most the scene's.
+                sizes_now[obj.name] = min(radius, 0.5 * float(seg[inner].mean())) if inner.any() else radius
+                points[obj.name] = hair.add_hair(World(radius=radius), obj, depsgraph, sizes_now[obj.name])
+            except SimulationInputError as exc:
+                self.report({"ERROR"}, f"{obj.name!r}: {exc}" if repr(obj.name) not in str(exc) else str(exc))
+                return {"CANCELLED"}
+        for obj in objects:
+            if object_settings(obj).role != "HAIR":
+                release(obj)
+                object_settings(obj).size_mode = "VALUE"
+                object_settings(obj).particle_size = sizes_now[obj.name]
+                object_settings(obj).density = 1300.0  # hair keratin, kg/m^3
+            object_settings(obj).role = "HAIR"
+            surface = hair.surface_of(obj)
+            if object_settings(surface).role == "NONE":  # the hair lies on its surface and collides with it
+                object_settings(surface).role = "COLLIDER"
+            target = object_settings(obj).particle_object
+            body = points[obj.name]
+            if target is None:
+                granular.create_particle_object(obj, body.positions, sizes_now[obj.name])
+            else:
+                granular.update_particle_object(target, body.positions, sizes_now[obj.name])
+        scene.render.use_lock_interface = True
+        simulation.invalidate(scene, None)
+        count = sum(len(b.indices) for b in points.values())
+        self.report({"INFO"}, f"Hair: {', '.join(o.name for o in objects)} ({count} particles)")
+        return {"FINISHED"}
+
+
 class UNIFIED_PARTICLES_OT_make_collider(_MakeOperator):
     """Make the selected meshes obstacles: static, or moving with their animation"""
 
@@ -642,6 +702,7 @@ classes: tuple[type, ...] = (
     UNIFIED_PARTICLES_OT_make_granular,
     UNIFIED_PARTICLES_OT_make_collider,
     UNIFIED_PARTICLES_OT_make_rope,
+    UNIFIED_PARTICLES_OT_make_hair,
     UNIFIED_PARTICLES_OT_make_fluid,
     UNIFIED_PARTICLES_OT_make_inflow,
     UNIFIED_PARTICLES_OT_make_outflow,

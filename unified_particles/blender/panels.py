@@ -54,6 +54,7 @@ class UNIFIED_PARTICLES_PT_main(_SidebarPanel):
         row.operator("unified_particles.make_granular", text="Granular", icon="PARTICLES")
         row.operator("unified_particles.make_collider", text="Collider", icon="MOD_PHYSICS")
         row.operator("unified_particles.make_rope", text="Rope", icon="CURVE_DATA")
+        row.operator("unified_particles.make_hair", text="Hair", icon="CURVES_DATA")
         row = col.row(align=True)
         row.operator("unified_particles.make_fluid", text="Fluid", icon="MOD_FLUIDSIM")
         row.operator("unified_particles.make_inflow", text="Inflow", icon="IMPORT")
@@ -196,6 +197,13 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             col.prop(settings, "friction")
             col.prop(settings, "rope_pins")
             col.prop(settings, "particle_object")
+        elif role == "HAIR":
+            _draw_mass(col, settings, "density")
+            col.prop(settings, "friction")
+            col.prop(settings, "hair_stiffness", slider=True)
+            col.prop(settings, "hair_damping")
+            col.prop(settings, "self_collision", text="Strand Contacts")
+            _draw_size(col, settings, "Particle Size")
         elif role == "COLLIDER":
             col.prop(settings, "collider_shape")
             col.prop(settings, "friction")

@@ -46,6 +46,7 @@ ROLES = [
     # New roles go last: a file stores an enum by its position, so one inserted before would turn an
     # older file's Granular into it.
     ("SOFT", "Soft Body", "Jelly, rubber, flesh: particles inside the mesh held by overlapping clusters"),
+    ("HAIR", "Hair", "Hair on a Curves object: every point a particle, roots riding on its surface mesh"),
 ]
 
 FLOW_AXES = [
@@ -361,6 +362,26 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
             ("BOTH", "Both", "Both ends are pinned (a rope bridge, a washing line)"),
         ],
         default="NONE",
+        update=_invalidate,
+    )
+    hair_stiffness: FloatProperty(  # type: ignore[valid-type]
+        name="Hair Stiffness",
+        description=(
+            "How hair holds its combed shape against bending: 0 hangs like a chain, 1 nearly rigid strands "
+            "(log scale)"
+        ),
+        default=0.5,
+        min=0.0,
+        max=1.0,
+        subtype="FACTOR",
+        update=_invalidate,
+    )
+    hair_damping: FloatProperty(  # type: ignore[valid-type]
+        name="Hair Damping",
+        description="How fast the hair's own motion dies out, 1/s: speeds decay as exp(-damping * time)",
+        default=2.0,
+        min=0.0,
+        soft_max=20.0,
         update=_invalidate,
     )
     air_viscosity: FloatProperty(  # type: ignore[valid-type]

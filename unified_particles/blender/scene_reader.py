@@ -38,7 +38,7 @@ import numpy as np
 
 from ..core import MeshCollider, SimulationInputError, SoftBody, World, fill_mesh_with_grains
 from ..core.sizes import grain_radii
-from . import cloth_result, fields, flat_colliders, fluids, granular, joints, mesh_io, rope, sizes
+from . import cloth_result, fields, flat_colliders, fluids, granular, hair, joints, mesh_io, rope, sizes
 from .materials import TETHER_GIVE, bending_rigidity_si, soft_pin_frequency, stiffness_to_compliance
 from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
 from .rna import mesh_of, object_settings, scene_settings
@@ -52,7 +52,7 @@ from .transforms import (
     uses_animated,
 )
 
-SIM_ROLES = ("RIGID", "CLOTH", "SOFT", "GRANULAR", "COLLIDER", "FLUID", "INFLOW", "OUTFLOW", "ROPE")
+SIM_ROLES = ("RIGID", "CLOTH", "SOFT", "GRANULAR", "COLLIDER", "FLUID", "INFLOW", "OUTFLOW", "ROPE", "HAIR")
 # Roles that only act on the others (nothing of theirs moves).
 _PASSIVE_ROLES = ("COLLIDER", "OUTFLOW")
 # Refuse to fill one object with more grains than this (the viewport and the solver would crawl).
@@ -89,6 +89,7 @@ PIN_SETTINGS = ("pin_full_weight",)
 INFLOW_SETTINGS = ("flow_velocity", "flow_axis", "flow_start", "flow_end")
 # Settings of grains only (so bakes of other objects made before they existed stay up to date).
 GRANULAR_SETTINGS = ("kinetic_friction", "rolling_friction")
+HAIR_SETTINGS = ("hair_stiffness", "hair_damping", "self_collision")
 
 
 @dataclass
@@ -211,6 +212,11 @@ def make_world(
         try:
             if role == "ROPE":  # curves too (blender/rope.py)
                 entries.append(_add_rope(world, obj, depsgraph))
+                continue
+            if role == "HAIR":  # a Curves object (blender/hair.py)
+                body = hair.add_hair(world, obj, depsgraph, sizes.object_radius(obj, depsgraph))
+                entries.append(Entry("HAIR", obj.name, body, _particle_object_name(obj)))
+                entries[-1].fill = (body.positions, _live(len(body.indices)))
                 continue
             if obj.type != "MESH":
                 raise RuntimeError(f"{obj.name!r} is not a mesh; clear it or convert it to a mesh")
@@ -541,6 +547,8 @@ def move_pins(entries: list[Entry], depsgraph: bpy.types.Depsgraph | None) -> No
     (a cape pinned to a keyframed or parented object). Cloths that do not move keep their pins still.
     """
     for entry in entries:
+        if entry.kind == "HAIR":  # its roots ride on its surface mesh, evaluated every frame
+            hair.move_roots(entry.body, bpy.data.objects.get(entry.name), depsgraph)
         if entry.kind == "ROPE" and entry.animated and entry.pin_local is not None and len(entry.pin_local):
             source = bpy.data.objects.get(entry.name)  # the pins ride on the (hidden) source object
             if source is not None:
@@ -686,6 +694,8 @@ def settings_signature(
                 objects_part[name]["flow_velocity"] = fluids.flow_velocity_signature(obj)
         if settings.role == "GRANULAR":
             objects_part[name].update({prop: getattr(settings, prop) for prop in GRANULAR_SETTINGS})
+        if settings.role == "HAIR":
+            objects_part[name].update({prop: getattr(settings, prop) for prop in HAIR_SETTINGS})
         if sizes.has_own_size(obj):  # only then, so bakes made before sizes existed stay up to date
             objects_part[name].update(sizes.size_key(obj))
     signature: dict[str, Any] = {

@@ -36,7 +36,7 @@ from typing import Any
 import bpy
 
 from ..core import SimulationInputError
-from . import blender_physics, runtime, scene_reader, writeback
+from . import blender_physics, granular, runtime, scene_reader, writeback
 from .frame_cache import FrameCache
 from .rna import object_settings, scene_settings
 from .runtime import invalidate, paused
@@ -133,7 +133,7 @@ def reset(scene: bpy.types.Scene) -> None:
     objects = [o for o in scene.objects if object_settings(o).role in SIM_ROLES]
     writeback.restore_objects(objects)
     for obj in objects:
-        if object_settings(obj).role in ("GRANULAR", "FLUID", "INFLOW", "ROPE"):  # their particle objects
+        if object_settings(obj).role in granular.PARTICLE_ROLES:  # their particle objects
             target = object_settings(obj).particle_object
             if target is not None:
                 writeback.restore_objects([target])

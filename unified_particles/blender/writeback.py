@@ -73,7 +73,7 @@ def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
                     target, mesh_io.transform_points(inverse, entry.body.vertex_positions)
                 )
             entry.last_written = mesh_io.read_positions(mesh_of(target)).astype(np.float32)
-        elif entry.kind in ("CLOTH", "GRANULAR", "ROPE", *fluids.FLUID_ROLES):
+        elif entry.kind in ("CLOTH", "GRANULAR", "ROPE", "HAIR", *fluids.FLUID_ROLES):
             assert entry.rest_local is not None
             mesh = mesh_of(target)
             if at_rest:
@@ -236,9 +236,9 @@ def show_fills(entries: list[Entry], radius: float) -> None:
         points, active = entry.fill
         target = object_settings(source).particle_object
         grain_radius = radius if entry.radii is None else entry.radii  # its own sizes (blender/sizes.py)
-        if entry.kind in ("GRANULAR", "ROPE") and target is None:
+        if entry.kind in ("GRANULAR", "ROPE", "HAIR") and target is None:
             target = granular.create_particle_object(source, points, grain_radius)
-        elif entry.kind in ("GRANULAR", "ROPE"):
+        elif entry.kind in ("GRANULAR", "ROPE", "HAIR"):
             granular.update_particle_object(target, points, grain_radius)
         elif target is None:
             target = fluids.create_fluid_object(source, entry.kind, points, active, radius)

@@ -13,6 +13,7 @@ from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationDivergedError, SimulationInputError
 from .fluid import FLUID_PRESETS, fill_mesh_with_fluid
 from .geometry import fill_mesh_with_grains
+from .hair import Hair
 from .joints import Joint
 from .rope import Rope
 from .settings import SolverSettings
@@ -27,6 +28,7 @@ __all__ = [
     "Cloth",
     "Fluid",
     "Granular",
+    "Hair",
     "Joint",
     "MeshCollider",
     "PlaneCollider",

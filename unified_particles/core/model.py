@@ -48,6 +48,7 @@ _PARTICLE_PARTS = (
     "adhesion",
     "vorticity",
     "radius",
+    "damping",
 )
 # Fluid-only parts (zero for every other particle).
 _FLUID_PARTS = ("viscosity", "fluid_cohesion", "adhesion", "vorticity")
@@ -81,6 +82,7 @@ class ParticleModel:
             equal to ``particle_friction`` elsewhere, unused there).
         grain_kinetic: (``particle_kinetic_friction``, ``particle_is_grain``) for
             ``contacts.particle_contacts(kinetic=...)``, or None when every grain slides with its friction.
+        damped_idx, damped_rate: (D,) particles with a velocity damping of their own and its rate, 1/s.
         particle_radius: (N,) each particle's radius, metres (its body's size: ``World.add_rigid(radius=...)``
             and the like; the world's radius by default). ``sizes.world_sizes`` gives the solver one float
             when they are all equal.
@@ -173,6 +175,7 @@ class ParticleModel:
         p["rest"].append(x.copy())
         defaults = {"sdf_depth": np.full(n, np.inf), "sdf_normal": np.zeros((n, 3)), "cohesion": np.zeros(n)}
         defaults["rolling_friction"] = np.zeros(n)  # grains only (contacts.rolling_resistance)
+        defaults["damping"] = np.zeros(n)  # a body's own velocity damping, 1/s (hair)
         defaults["kinetic_friction"] = per_particle.get("friction", 0.0)  # grains' own (contacts._friction)
         defaults.update({key: np.zeros(n) for key in _FLUID_PARTS})
         for key in _PARTICLE_PARTS:
@@ -282,6 +285,9 @@ class ParticleModel:
         self.particle_fluid_cohesion: FloatArray = cat("fluid_cohesion", (0,))
         self.particle_adhesion: FloatArray = cat("adhesion", (0,))
         self.particle_vorticity: FloatArray = cat("vorticity", (0,))
+        damping = cat("damping", (0,))
+        self.damped_idx: IntArray = np.flatnonzero(damping > 0.0)
+        self.damped_rate: FloatArray = damping[self.damped_idx]
         self.particle_is_fluid: BoolArray = self.particle_kind == KIND_FLUID
         self.any_fluid = bool(self.particle_is_fluid.any())
         self.group_self_collides: BoolArray = np.array(self._group_self_collides, dtype=bool)

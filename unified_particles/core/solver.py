@@ -272,6 +272,8 @@ class Solver:
             self.air.apply(state.positions, v, model.particle_inv_mass, h, wind)
         if s.damping > 0.0:
             v *= np.exp(-s.damping * h)
+        if len(model.damped_idx):  # bodies' own damping (hair), 1/s
+            v[model.damped_idx] *= np.exp(-h * model.damped_rate)[:, None]
         if np.isfinite(s.max_speed):
             clamp_speed(v, s.max_speed)
 

@@ -71,6 +71,7 @@ from .colliders import MeshCollider, PlaneCollider
 from .divergence import diverged_particles, divergence_error
 from .fields import FieldSystem, ForceField
 from .glue import glue_touching
+from .hair import Hair, add_hair
 from .joints import Joint, add_joint
 from .limits import BYTES_PER_PARTICLE, DEFAULT_MEMORY_FRACTION, ParticleBudget
 from .limits import physical_memory as _physical_memory
@@ -413,6 +414,19 @@ class World:
             self._builder, points, radius, mass, density, stretch_compliance, bend_compliance, pinned,
             friction, self_collision, name, initial_velocity, tether_give, attach,
         )  # fmt: skip
+
+    def add_hair(
+        self, points: ArrayLike, surface_vertices: ArrayLike, surface_faces: ArrayLike, **options: Any
+    ) -> Hair:
+        """Add hair: strands of particles at ``points`` ((S, P, 3), world metres) whose roots ride on the
+        triangle mesh ``surface_vertices`` (V, 3), ``surface_faces`` (T, 3). Every argument (stiffness,
+        radius, damping, root attachments, ...) is described in :func:`.hair.add_hair`."""
+        return add_hair(self._builder, points, surface_vertices, surface_faces, **options)
+
+    def set_hair_surface(self, hair: Hair, surface_vertices: ArrayLike) -> None:
+        """Move ``hair``'s surface mesh to ``surface_vertices`` (V, 3), world metres, by the end of the next
+        step; its roots follow (:meth:`.hair.Hair.set_surface`)."""
+        hair.set_surface(surface_vertices)
 
     def add_fluid(
         self,

@@ -213,6 +213,7 @@ class BakeJob:
             if entry.kind in (
                 "GRANULAR",
                 "ROPE",
+                "HAIR",
                 *FLUID_ROLES,
             ):  # the particle object carries the source's id
                 self._uids_before.setdefault(write_obj.name, str(object_bake(write_obj).uid))
@@ -334,7 +335,8 @@ class BakeJob:
     def _restore_objects(self, committing: bool = False) -> None:
         """Undo the build's changes; when ``committing`` the bake's point objects keep the point count
         the bake was written with."""
-        points = {t.write_obj.name for t in self.targets if t.kind in ("GRANULAR", "ROPE", *FLUID_ROLES)}
+        kinds = ("GRANULAR", "ROPE", "HAIR", *FLUID_ROLES)
+        points = {t.write_obj.name for t in self.targets if t.kind in kinds}
         for name, data in self._captured.items():
             obj = bpy.data.objects.get(name)
             if obj is not None:

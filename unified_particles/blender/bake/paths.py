@@ -19,7 +19,7 @@ from ..identity import new_identity, owner_key
 from ..rna import object_bake, object_settings, scene_bake, scene_settings
 
 # Roles whose motion is baked (colliders are only read).
-BAKED_ROLES = ("RIGID", "CLOTH", "GRANULAR", "FLUID", "INFLOW", "ROPE")
+BAKED_ROLES = ("RIGID", "CLOTH", "GRANULAR", "FLUID", "INFLOW", "ROPE", "HAIR")
 STAGING_PREFIX = ".up-staging-"
 DEFAULT_CACHE_DIRECTORY = "//unified_particles_cache/"
 

@@ -26,7 +26,7 @@ from .outputs import bake_output, baked_folder, baked_objects
 from .paths import BAKED_ROLES, role
 
 # Kinds whose Mesh Cache writes every vertex of the object's mesh (a vertex count to check).
-POINT_KINDS = ("CLOTH", "GRANULAR", "FLUID", "INFLOW", "ROPE")
+POINT_KINDS = ("CLOTH", "GRANULAR", "FLUID", "INFLOW", "ROPE", "HAIR")
 
 
 def report(message: str) -> None:
