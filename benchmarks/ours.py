@@ -241,7 +241,7 @@ def run_s10(frames: int) -> dict:
         "ours",
         times,
         particles=len(w.positions),
-        constraints=int(len(w.model.soft.idx)) if w.model.soft is not None else None,
+        constraints=len(w.model.soft.idx) if w.model.soft is not None else None,
         quality=tr.as_dict(),
         base_rss_mb=base,
         build_s=build_s,
@@ -437,7 +437,21 @@ def run(scene: str, frames: int) -> dict:
     raise SystemExit(f"unknown scene {scene}")
 
 
-SCENES = ("S1", "S2", "S3", "S4-10k", "S4-100k", "S4-1M", "S6", "S7-10k", "S7-100k", "S8", "S9", "S9-one", "S10")
+SCENES = (
+    "S1",
+    "S2",
+    "S3",
+    "S4-10k",
+    "S4-100k",
+    "S4-1M",
+    "S6",
+    "S7-10k",
+    "S7-100k",
+    "S8",
+    "S9",
+    "S9-one",
+    "S10",
+)
 
 
 def main(argv=None) -> int:
