@@ -89,6 +89,9 @@ class SoftClusters:
         # First membership of each cluster (every cluster holds at least its centre): np.add.reduceat
         # over these runs is 4x faster than one np.bincount per sum (71k memberships: 3.1 ms for 9 sums).
         self._starts = np.searchsorted(self.cluster, np.arange(c))
+        # Per-cluster values reach the memberships by np.repeat over these run lengths: the same array as
+        # np.take(values, cluster, axis=1), 5x faster (12 x 71k: 1.5 against 7.1 ms).
+        self._sizes = np.diff(np.append(self._starts, len(self.cluster)))
         # Mass splitting (Tonge et al. 2012): a particle in n clusters weighs m / n in each cluster's fit
         # and moves by the mean of its clusters' pulls. Each cluster's pulls then sum to zero momentum
         # (and angular momentum: the fit is a weighted polar decomposition) while a particle near the
@@ -102,6 +105,7 @@ class SoftClusters:
         self.plastic = bool(np.any((self.creep > 0.0) & np.isfinite(self.yield_strain)))
         self._rest0_qq_inv = _inverse_moments(self.cluster, self.weight, self.rest.T, c)
         self._contact_cache: dict[float, tuple[FloatArray, FloatArray]] = {}  # contact_inv_mass per h
+        self._fraction_cache: dict[float, FloatArray] = {}  # _membership_fraction per h
 
     @staticmethod
     def concatenate(parts: list[SoftClusters]) -> SoftClusters | None:
@@ -125,7 +129,7 @@ class SoftClusters:
     def solve(self, x: FloatArray, rest: FloatArray, h: float, inv_mass: FloatArray) -> None:
         """One small step of the clusters on ``x`` (N, 3) in place; plastic flow updates ``rest`` (M, 3),
         the current rest offsets (the state's ``soft_rest``), in place. ``h``: small step, s."""
-        c, cl, starts = self.n_clusters, self.cluster, self._starts
+        c, starts = self.n_clusters, self._starts
         xt = np.take(np.ascontiguousarray(x.T), self.idx, axis=1)  # (3, M)
         free = inv_mass[self.idx] > 0.0
         rt = np.ascontiguousarray(rest.T)
@@ -134,7 +138,7 @@ class SoftClusters:
         else:  # pins weigh more: offsets from the weighted rest centre
             weight = self.weight * np.where(free, 1.0, PIN_FIT_WEIGHT)
             total = np.add.reduceat(weight, starts)
-            rt = rt - np.take(np.add.reduceat(rt * weight, starts, axis=1) / total, cl, axis=1)
+            rt = rt - np.repeat(np.add.reduceat(rt * weight, starts, axis=1) / total, self._sizes, axis=1)
         wx = xt * weight
         centre = np.add.reduceat(wx, starts, axis=1) / total  # (3, C)
         # A_pq = sum w x q^T (sum w q = 0), the nine sums in one reduceat.
@@ -144,8 +148,8 @@ class SoftClusters:
         # Goals g = R q + c; each particle moves the fraction of its cluster towards it, averaged over
         # its clusters; pinned particles (inverse mass 0) stay. One gather of R and c.
         frame = np.concatenate([rot.reshape(c, 9).T, centre])  # (12, C)
-        rp = np.take(frame, cl, axis=1)  # (12, M)
-        frac = np.take(self.step_fraction(h), cl) * self._inv_count * free
+        rp = np.repeat(frame, self._sizes, axis=1)  # (12, M)
+        frac = self._membership_fraction(h) * free
         n = len(x)
         for k in range(3):
             g = rp[3 * k] * rt[0] + rp[3 * k + 1] * rt[1] + rp[3 * k + 2] * rt[2] + rp[9 + k]
@@ -158,6 +162,17 @@ class SoftClusters:
         (s): (omega h)^2, omega = 2 pi f, at most 1 (module docstring)."""
         omega_h = 2.0 * np.pi * self.frequency * h
         return np.minimum(omega_h**2, 1.0)
+
+    def _membership_fraction(self, h: float) -> FloatArray:
+        """(M,) each membership's share of its particle's step: its cluster's ``step_fraction(h)`` / the
+        particle's memberships (mass splitting). Cached per ``h``."""
+        frac = self._fraction_cache.get(h)
+        if frac is None:
+            frac = np.repeat(self.step_fraction(h), self._sizes) * self._inv_count
+            if len(self._fraction_cache) > 8:
+                self._fraction_cache.clear()
+            self._fraction_cache[h] = frac
+        return frac
 
     def contact_inv_mass(
         self, w: FloatArray, h: float, inv_mass: FloatArray
@@ -178,7 +193,7 @@ class SoftClusters:
         cached = self._contact_cache.get(h)
         if cached is None:
             free = inv_mass[self.idx] > 0.0
-            frac = np.take(self.step_fraction(h), self.cluster) * self._inv_count * free
+            frac = self._membership_fraction(h) * free
             phi = np.minimum(np.bincount(self.idx, weights=frac, minlength=len(w)), MAX_CONTACT_RESTORE)
             cached = (1.0 - phi, 1.0 / (1.0 - phi))
             if len(self._contact_cache) > 8:
