@@ -438,7 +438,7 @@ class Solver:
 
     # ------------------------------------------------------------------ 2. mass scaling
     def _scaled_contact_inv_mass(self, state: ParticleState, x_pred: FloatArray, h: float) -> FloatArray:
-        """Contact inverse masses: rigid and soft (sets ``soft_gain``) effective masses, then shock propagation.
+        """Contact inverse masses: rigid and soft (sets ``soft_gain``) effective masses, shock propagation.
 
         Rigid particles: shape matching weighs a touching particle (1 + W) times its mass m, so a
         correction on it moves its body by m (1 + W) / (M + W m n) of it (M body mass, n touching
