@@ -1,6 +1,6 @@
 """Our solver (unified_particles.core) on one standard scene, in its own process so peak memory is per scene.
 
-    python -m benchmarks.ours S1|S2|S2-auto|S3|S4-10k|...|S9|S9-one [--frames N]
+    python -m benchmarks.ours S1|S2|S2-auto|S3|S4-10k|...|S9|S9-one|S10|HAIR [--frames N]
                               [--budget S]
                               [--profile] [--ablate LEVER]
 
@@ -222,6 +222,39 @@ def run_s9(scene: str, frames: int) -> dict:
     )
 
 
+def run_s10(frames: int) -> dict:
+    """S10 (issue 26): six Jelly cubes (SOFT_PRESETS["JELLY"]) dropped on stairs, 20,250 particles."""
+    from unified_particles.core import SOFT_PRESETS
+
+    base = peak_rss_mb()
+    t0 = time.perf_counter()
+    w = _world(radius=scenes.S10_RADIUS)
+    bodies = [w.add_soft(v, f, **SOFT_PRESETS["JELLY"]) for v, f in scenes.s10_jellies()]
+    for v, f in scenes.s10_stairs():
+        w.add_collider_mesh(v, f, transform=np.eye(4), friction=0.5)
+    w.add_collider_plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), friction=0.5)
+    build_s = time.perf_counter() - t0
+    tr = scenes.Tracker()
+
+    def measure(_f):
+        tr.lowest(float(np.asarray(w.positions)[:, 2].min() - scenes.S10_RADIUS))
+
+    times = time_frames(lambda f: w.step(1.0 / scenes.FPS), measure, frames)
+    clusters = w.model.soft.n_clusters if w.model.soft is not None else 0
+    return result(
+        "S10",
+        "ours",
+        times,
+        particles=len(w.positions),
+        constraints=len(w.model.soft.idx) if w.model.soft is not None else None,
+        quality=tr.as_dict(),
+        base_rss_mb=base,
+        build_s=build_s,
+        notes=f"radius {scenes.S10_RADIUS} m, {len(bodies)} Jelly cubes, {clusters} clusters; constraints = "
+        "cluster memberships; lowest z = lowest particle bottom",
+    )
+
+
 def run_s6(frames: int) -> dict:
     """S6: the deforming collider scene, timed with the collider deforming (``set_vertices`` every frame,
     included in the frame's time) and, for reference, the same scene with the collider left still."""
@@ -400,6 +433,8 @@ def run(scene: str, frames: int) -> dict:
         return run_s6(frames)
     if scene in ("S9", "S9-one"):
         return run_s9(scene, frames)
+    if scene == "S10":
+        return run_s10(frames)
     if scene.startswith("S7-"):
         return run_dam(scene, scenes.s7_dam(scene[3:]), frames)
     if scene == "S8":
@@ -426,6 +461,7 @@ SCENES: tuple[str, ...] = (
     "S9",
     "S9-one",
     "HAIR",  # issue 27: benchmarks/hair_scene.py
+    "S10",
 )
 
 

@@ -349,3 +349,34 @@ class Tracker:
             "max_penetration": self.max_penetration,
             "lowest_z": self.lowest_z,
         }
+
+
+# S10 (issue 26): soft bodies. Six 30 cm Jelly cubes (15^3 particles of 1 cm each, 20,250 in all) dropped
+# in two rows onto four 20 cm steps (plane floor below, the steps are mesh colliders).
+S10_RADIUS = 0.01
+S10_SIDE = 0.3
+S10_STEPS = 4
+
+
+def s10_stairs() -> list[tuple[np.ndarray, np.ndarray]]:
+    """The S10 stairs: four boxes 0.4 m deep (x), 1.4 m wide (y), 0.2 m higher each, rising towards -x."""
+    from unified_particles.core.primitives import box_mesh
+
+    out = []
+    for k in range(S10_STEPS):
+        h = 0.2 * (S10_STEPS - k)
+        out.append(box_mesh((0.4, 1.4, h), (-0.4 * (S10_STEPS - k) + 0.2, 0.0, 0.5 * h)))
+    return out
+
+
+def s10_jellies() -> list[tuple[np.ndarray, np.ndarray]]:
+    """The S10 jelly cubes: two rows of three over the top steps, staggered in height."""
+    from unified_particles.core.primitives import box_mesh
+
+    out = []
+    for row, y in enumerate((-0.3, 0.3)):
+        for k in range(3):
+            x = -1.4 + 0.4 * k + 0.1 * row
+            z = 0.2 * S10_STEPS + 0.25 + 0.35 * k + 0.15 * row
+            out.append(box_mesh((S10_SIDE,) * 3, (x, y, z)))
+    return out

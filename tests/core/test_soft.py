@@ -62,41 +62,45 @@ def _shear_wobble_frequency(stiffness: float, nudge: float = 0.0) -> tuple[float
 @pytest.mark.slow
 def test_wobble_frequency_is_proportional_to_the_stiffness() -> None:
     # A linear elastic block's modes have omega = sqrt(k / m): doubling the cluster frequency f (k ~ f^2)
-    # doubles the wobble's. Measured 6.32, 12.41, 24.0 Hz for 10, 20, 40 Hz (ratios 1.96, 1.93); the
+    # doubles the wobble's. Measured 7.5, 15.0, 30.0 Hz for 10, 20, 40 Hz (ratios 2.00, 2.00; before the
+    # mass-split clusters and the step fraction (w h)^2 of issue 26's second round: 6.32, 12.41, 24.0). The
     # half-period is resolved to a frame of 1/240 s, 4% of the 40 Hz one, so ratios within 2 +- 0.2.
     f10, c10 = _shear_wobble_frequency(10.0)
     f20, c20 = _shear_wobble_frequency(20.0)
     f40, c40 = _shear_wobble_frequency(40.0)
     assert 1.8 < f20 / f10 < 2.2, (f10, f20)
     assert 1.8 < f40 / f20 < 2.2, (f20, f40)
-    # The shear mode keeps volume (a linear elastic shear does); measured 0.55% at most (at 10 Hz).
+    # The shear mode keeps volume (a linear elastic shear does); measured 0.34% at most (at 10 Hz).
     assert max(c10, c20, c40) < 0.02
     nudged, _ = _shear_wobble_frequency(20.0, nudge=1e-5)
     assert abs(nudged / f20 - 1.0) < 0.05
 
 
-def _cantilever_sag(stiffness: float) -> float:
-    """Mean tip sag (m) over the second second of a 24 x 8 x 8 cm soft cantilever pinned at one end."""
+def _cantilever_sag(stiffness: float, length: float = 0.16) -> float:
+    """Mean tip sag (m) over frames 25-36 of a ``length`` (m) x 8 x 8 cm soft cantilever pinned at one end."""
     w = World(radius=0.01, damping=3.0)
-    v, f = box_mesh((0.24, 0.08, 0.08), (0.12, 0.0, 0.54))
+    v, f = box_mesh((length, 0.08, 0.08), (0.5 * length, 0.0, 0.54))
     body = w.add_soft(v, f, stiffness=stiffness, pinned=np.flatnonzero(v[:, 0] == 0.0))
-    tip = np.flatnonzero(body.positions[:, 0] > 0.22)
+    tip = np.flatnonzero(body.positions[:, 0] > length - 0.02)
     z0 = body.positions[tip, 2].mean()
     sag = []
-    for _ in range(48):
+    for _ in range(36):
         w.step(1.0 / 24.0)
         sag.append(z0 - body.positions[tip, 2].mean())
     return float(np.mean(sag[24:]))
 
 
-@pytest.mark.slow
-def test_a_stiffer_cantilever_sags_less() -> None:
-    # Euler-Bernoulli: sag = w L^4 / (8 E I), E ~ f^2, so each doubling of f would divide it by 4. At the
-    # default budget (16 small steps a frame, one Jacobi iteration each) the clusters' information crosses
-    # the beam in a few small steps, which bounds the stiffness reached: measured 18.6, 11.6, 6.7 cm for
-    # 20, 40, 80 Hz (ratios 1.60, 1.72; docs/physics.md). Held: each doubling divides it by more than 1.4.
-    s20, s40, s80 = (_cantilever_sag(f) for f in (20.0, 40.0, 80.0))
-    assert s20 > 1.4 * s40 > 1.4 * 1.4 * s80 > 0.0, (s20, s40, s80)
+def test_a_stiffer_cantilever_sags_as_a_linear_elastic_beam() -> None:
+    # Euler-Bernoulli: sag = q L^4 / (8 E I); E ~ k ~ f^2, so doubling f divides the sag by 4 (any linear
+    # elastic beam: Timoshenko's shear term q L^2 / (2 kappa G A) scales with 1 / f^2 as well). In the
+    # small-deflection range (tip sag 4% and 1% of the 16 cm length) measured 6.9 and 1.7 mm: ratio 3.94.
+    # It holds up to f = 1 / (2 pi h) (61 Hz at 16 small steps of 1/384 s a frame), where one small step
+    # moves a particle the whole way to its clusters' goals (soft.py); the XPBD fraction used before,
+    # (w h)^2 / (1 + (w h)^2), added the compliance h^2 / m in series (ratio 1.98 for 40 -> 80 Hz on a
+    # 24 cm beam, and a floor of 2 cm sag however stiff). Tolerance: 4 +- 25% (issue 26).
+    s30, s60 = _cantilever_sag(30.0), _cantilever_sag(60.0)
+    assert 3.0 < s30 / s60 < 5.0, (s30, s60)
+    assert s30 < 0.05 * 0.16  # small deflection
 
 
 @pytest.mark.slow
@@ -122,25 +126,46 @@ def test_dropped_block_recovers_its_shape_and_volume() -> None:
 
 @pytest.mark.slow
 def test_squashed_block_keeps_its_volume() -> None:
-    # A 1 kg block (30 Hz) under a 0.5 kg box: it squashes (measured 1.8%) and keeps its volume (skin
-    # volume 0.964, over three 0.1 mm nudges within 0.0004), as rubber (Poisson's ratio ~0.5) does; its
-    # self-collision keeps the particles from crowding. The box must rest on it: this test once loaded the
-    # block with 4 kg, which goes through it at the default budget (and at 16 substeps; 2 kg too, 1 kg is
-    # held but the skin loses 5.6%), so the box ended on the ground and the block was measured unloaded
-    # (docs/physics.md, soft bodies: heavy loads).
+    # A 1 kg block (60 Hz) carries a 4 kg box, four times its weight: it stays under the box and keeps its
+    # volume, as rubber (Poisson's ratio ~0.5) does. The box once went through such a block (and 30 Hz
+    # ones): each of its particles was pushed as a free 8 g particle and the clusters took the push back,
+    # so the box lost a tenth of each overlap a small step. Soft particles now meet contacts with their
+    # clusters' effective mass (SoftClusters.contact_inv_mass; docs/physics.md, soft bodies: heavy loads).
+    # Measured: skin 99.75 mm tall, volume 0.9965, the box's particle centres 12.1 mm above the block's
+    # (nested); the same to 1e-8 with the particles nudged by 0.1 and 0.2 mm.
     w = World(radius=0.01)
     w.add_collider_plane()
     v, f = _fine_box(0.1, (0.0, 0.0, 0.05))
-    body = w.add_soft(v, f, stiffness=30.0, mass=1.0)
+    body = w.add_soft(v, f, stiffness=60.0, mass=1.0)
     bv, bf = box_mesh((0.2, 0.2, 0.06), (0.0, 0.0, 0.135))
-    box = w.add_rigid(bv, bf, mass=0.5)
-    for _ in range(48):
+    box = w.add_rigid(bv, bf, mass=4.0)
+    for _ in range(36):
         w.step(1.0 / 24.0)
     skin = body.vertex_positions
     height = skin[:, 2].max() - skin[:, 2].min()
     assert w.positions[box.indices, 2].min() > body.positions[:, 2].max()  # the box rests on the block
-    assert height < 0.0995  # it does squash
-    assert abs(_volume(skin, f) / _volume(v, f) - 1.0) < 0.04
+    assert height < 0.1  # it does squash
+    assert abs(_volume(skin, f) / _volume(v, f) - 1.0) < 0.03
+
+
+def test_soft_bodies_colliding_keep_the_momentum() -> None:
+    # Soft particles' contact corrections are split by their effective mass and applied with a gain
+    # (SoftClusters.contact_inv_mass), and the clusters' pulls are mass-split (soft.py): both keep
+    # Newton's third law, so in zero gravity a stiff (60 Hz) jelly cube thrown at a soft (20 Hz) one
+    # leaves the total momentum what it was (rounding only), off-centre as the hit is.
+    w = World(radius=0.01, gravity=(0.0, 0.0, 0.0))
+    a = w.add_soft(
+        *box_mesh((0.08, 0.08, 0.08), (-0.1, 0.0, 0.0)), stiffness=60.0, initial_velocity=(2, 0, 0)
+    )
+    b = w.add_soft(*box_mesh((0.08, 0.08, 0.08), (0.05, 0.02, 0.01)), stiffness=20.0, density=500.0)
+    mass = np.zeros(len(w.positions))
+    mass[a.indices] = a.mass / len(a.indices)
+    mass[b.indices] = b.mass / len(b.indices)
+    p0 = mass @ w.velocities
+    for _ in range(6):
+        w.step(1.0 / 24.0)
+    assert b.velocities[:, 0].mean() > 0.5  # it was hit
+    np.testing.assert_allclose(mass @ w.velocities, p0, atol=1e-9 * np.abs(p0).max())
 
 
 def test_pins_follow_an_animated_transform() -> None:

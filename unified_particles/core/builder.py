@@ -33,7 +33,7 @@ from .limits import ParticleBudget
 from .model import KIND_CLOTH, KIND_FLUID, KIND_GRANULAR, KIND_RIGID, KIND_SOFT, ParticleModel
 from .settings import SolverSettings
 from .sizes import grain_radii, rigid_radius
-from .soft import SoftClusters
+from .soft import SoftClusters, rest_centres
 from .solver import Solver
 from .state import ParticleState
 
@@ -485,9 +485,7 @@ class WorldBuilder:
         )
         layout = soft_build.make_clusters(pts, c_spacing, c_radius)
         cm = layout.cluster
-        total = np.bincount(cm, minlength=layout.n_clusters).astype(np.float64)
-        sums = [np.bincount(cm, weights=pts[layout.member, k]) for k in range(3)]
-        centre = np.asarray(np.stack(sums, axis=1) / total[:, None], dtype=np.float64)
+        centre = rest_centres(layout.member, cm, pts, layout.n_clusters)
         first = self.model.soft_cluster_count
         clusters = SoftClusters(
             idx[layout.member],

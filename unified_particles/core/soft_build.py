@@ -32,7 +32,7 @@ PIN_REACH_SPACINGS = 1.0
 _SKIN_CHUNK = 2048
 
 #: Soft-body presets: keywords of ``World.add_soft``. ``stiffness`` is the cluster springs' frequency (Hz);
-#: a 10 cm cube's shear wobble is about 0.6 times it (tests/core/test_soft.py). Below about 15 Hz a body
+#: a 12 cm cube's shear wobble is 0.75 times it (tests/core/test_soft.py). Below about 15 Hz a body
 #: dropped from 30 cm does not find its shape again (docs/physics.md), so Jelly is 20 Hz.
 SOFT_PRESETS: dict[str, dict[str, float]] = {
     "JELLY": {"density": 1050.0, "stiffness": 20.0, "friction": 0.4},

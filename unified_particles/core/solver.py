@@ -121,6 +121,7 @@ class Solver:
         self.last_word = False  # a moving collider touched something this small step (struck.py)
         self._sizes: tuple[Radius, Radius] | None = None
         self.grain_support = SupportSweep()  # the grain support pass (grain_support.py)
+        self.soft_gain: FloatArray | None = None  # (N,) soft particles' contact gain (soft.py)
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
@@ -187,7 +188,7 @@ class Solver:
             movable = model.particle_dynamic if self._dynamic is None else self._dynamic
             limit_fast_paths(x, x_pred, r, model.particle_group, model.group_self_collides, movable)
         # 2. Mass scaling for stacks: lower particles are heavier in contacts (shock propagation).
-        w_contact = self._scaled_contact_inv_mass(state, x_pred)
+        w_contact = self._scaled_contact_inv_mass(state, x_pred, h)
         if kin is not None:  # kinematic: immovable in every contact (a copy: w may be the model's array)
             w_contact = w_contact.copy()
             w_contact[kin.idx] = 0.0
@@ -444,8 +445,8 @@ class Solver:
             self._dynamic = model.particle_dynamic & ~self.kinematic.mask
 
     # ------------------------------------------------------------------ 2. mass scaling
-    def _scaled_contact_inv_mass(self, state: ParticleState, x_pred: FloatArray) -> FloatArray:
-        """Contact inverse masses: rigid particles' effective mass, then shock propagation.
+    def _scaled_contact_inv_mass(self, state: ParticleState, x_pred: FloatArray, h: float) -> FloatArray:
+        """Contact inverse masses: rigid and soft (sets ``soft_gain``) effective masses, shock propagation.
 
         Rigid particles: shape matching weighs a touching particle (1 + W) times its mass m, so a
         correction on it moves its body by m (1 + W) / (M + W m n) of it (M body mass, n touching
@@ -457,6 +458,8 @@ class Solver:
         """
         model = self.model
         w = self._rigid_contact_inv_mass(state)
+        if model.soft is not None:
+            w, self.soft_gain = model.soft.contact_inv_mass(w, h, model.particle_inv_mass)
         k = self.settings.shock_propagation
         g = float(np.linalg.norm(self.gravity))
         if k <= 0.0 or g == 0.0 or not model.any_pairs:
@@ -672,6 +675,8 @@ class Solver:
                 pair_i, pair_j, resolve_threads(s.threads),
             )  # fmt: skip
             touching[near] = True
+            if apply and len(idx) and self.soft_gain is not None:  # soft particles' contact mass (soft.py)
+                delta = delta * self.soft_gain[idx]
             if len(idx):
                 apply_pair_jacobi(target, idx, delta, s.relaxation)
                 if model.has_rolling_friction and x_prev is not None:
