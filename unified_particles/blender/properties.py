@@ -115,6 +115,13 @@ def _update_surface(self: Any, context: bpy.types.Context) -> None:
         fluids.apply_surface(source)
 
 
+def _update_smooth(self: Any, context: bpy.types.Context) -> None:
+    """Update callback of Smooth Surface: the points written change (re-simulate from the current frame,
+    which writes them) and so does the surface's offset (the modifier)."""
+    _invalidate(self, context)
+    _update_surface(self, context)
+
+
 _BLEND_RELATIVE_PATH = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 0) else set()
 
 
@@ -565,6 +572,14 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         min=0,
         max=50,
         update=_update_surface,
+    )
+    surface_smooth: BoolProperty(  # type: ignore[valid-type]
+        name="Smooth Surface",
+        description="Mesh the liquid around smoothed particle centres (Yu and Turk 2013): still water "
+        "renders flat and the particles' lumps are gone; the centres are written into the particle "
+        "object (and its bake), so the surface needs no add-on to replay",
+        default=True,
+        update=_update_smooth,
     )
     source_display_type: StringProperty(  # type: ignore[valid-type]
         name="Source Display Type",

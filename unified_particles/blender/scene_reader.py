@@ -680,6 +680,8 @@ def settings_signature(
         if settings.role in fluids.FLUID_ROLES:
             names = FLUID_SETTINGS + (INFLOW_SETTINGS if settings.role == "INFLOW" else ())
             objects_part[name].update({prop: getattr(settings, prop) for prop in names})
+            if settings.surface_smooth:  # the points written are the smoothed centres (older bakes: raw)
+                objects_part[name]["surface_smooth"] = True
             if settings.role == "INFLOW":  # keyframed: its keys, not its value at the current frame
                 objects_part[name]["flow_velocity"] = fluids.flow_velocity_signature(obj)
         if settings.role == "GRANULAR":

@@ -88,7 +88,11 @@ def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
                 inverse = np.linalg.inv(mesh_io.matrix_to_numpy(target.matrix_world))
                 local = mesh_io.transform_points(inverse, world_positions)
                 if entry.kind in fluids.FLUID_ROLES:
-                    local = fluids.park_inactive(local, world.particle_active[entry.body.indices])
+                    active = world.particle_active[entry.body.indices]
+                    source = bpy.data.objects.get(entry.name)
+                    smooth = source is not None and bool(object_settings(source).surface_smooth)
+                    shown = fluids.shown_points(world_positions, active, world.radius, smooth)
+                    local = fluids.park_inactive(mesh_io.transform_points(inverse, shown), active)
                 if mesh_io.read_float_vector_attribute(mesh, REST_ATTRIBUTE) is None:
                     mesh_io.write_float_vector_attribute(mesh, REST_ATTRIBUTE, entry.rest_local)
             mesh_io.write_positions(mesh, local)
@@ -243,7 +247,7 @@ def show_fills(entries: list[Entry], radius: float) -> None:
         elif target is None:
             target = fluids.create_fluid_object(source, entry.kind, points, active, radius)
         else:
-            fluids.set_points(target, points, active, radius)
+            fluids.set_points(target, points, active, radius, bool(object_settings(source).surface_smooth))
             fluids.apply_surface(source)  # the source's material now
         mesh = mesh_of(target)
         mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)  # the fresh fill is the rest state

@@ -218,7 +218,8 @@ class BakeJob:
                 self._uids_before.setdefault(write_obj.name, str(object_bake(write_obj).uid))
                 object_bake(write_obj).uid = object_bake(obj).uid
             uid = object_bake(write_obj).uid or object_bake(obj).uid
-            self.targets.append(Target.create(entry, obj, write_obj, output, uid, depsgraph))
+            radius = float(scene_settings(scene).particle_radius)
+            self.targets.append(Target.create(entry, obj, write_obj, output, uid, depsgraph, radius))
 
     # ----------------------------------------------------------------------- resume support
     def _progress(self) -> dict[str, Any]:
