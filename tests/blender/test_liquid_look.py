@@ -4,14 +4,12 @@ without the add-on."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from .conftest import addon_module as module
-from .conftest import run_blender_without_addon
 from .helpers import add_cube, local_positions, run_op, small_scene
 from .test_fluids import fluid_body, open_tank
 
@@ -61,15 +59,15 @@ def _roughness(top: np.ndarray) -> float:
 
 
 def test_smooth_surface_writes_a_still_tank_s_top_flat_at_its_level(bpy_clean: ModuleType) -> None:
-    """A 7 x 7 x 3 block of water settling in a tank a little wider, 24 frames on: its particles still
-    jitter about the lattice. Smooth Surface (on by default) writes Yu and Turk's smoothed centres into
-    the particle object: the heights of the columns' tops about the slow wave (a quadratic fit) spread
-    half as much (measured 1.12 r -> 0.56 r: columns of two and three layers and the jitter; each
-    smoothed centre averages ~18 weighted neighbours), asserted below 0.7 of the raw spread; and the surface meshed around them stays
-    where the water ends (its mean top height within a quarter radius of the raw one's: the centre shift
-    makes up for the 0.73 r smoothing pulls a flat top in). The motion is the same either way. Limit
-    measured here: the meshed surface's own roughness (0.30 r, the lattice bumps of the union of balls
-    the mesher draws) barely changes (0.30 -> 0.28 r); the mean top moves 0.1 r."""
+    """A 7 x 7 x 3 block of water settling in a tank a little wider, 24 frames on: its particles still jitter
+    about the lattice. Smooth Surface (on by default) writes Yu and Turk's smoothed centres into the
+    particle object: the heights of the columns' tops about the slow wave (a quadratic fit) spread half as
+    much (measured 1.12 r -> 0.56 r: columns of two and three layers and the jitter; each smoothed centre
+    averages ~18 weighted neighbours), asserted below 0.7 of the raw spread; and the surface meshed around
+    them stays where the water ends (its mean top height within a quarter radius of the raw one's: the
+    centre shift makes up for the 0.73 r smoothing pulls a flat top in). The motion is the same either
+    way. Limit measured here: the meshed surface's own roughness (0.30 r, the lattice bumps of the union
+    of balls the mesher draws) barely changes (0.30 -> 0.28 r); the mean top moves 0.1 r."""
     bpy = bpy_clean
     scene, water, particles = _still_tank(bpy, 24)
     fluids = module("blender.fluids")

@@ -252,6 +252,9 @@ def _draw_liquid(col: bpy.types.UILayout, settings: Any) -> None:
         col.prop(settings, "surface_resolution")
         col.prop(settings, "surface_smoothing")
     col.prop(settings, "surface_smooth")
+    col.prop(settings, "whitewater")
+    if settings.whitewater:
+        col.prop(settings, "whitewater_capacity")
     col.prop(settings, "particle_object")
 
 

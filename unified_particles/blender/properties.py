@@ -581,6 +581,27 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         default=True,
         update=_update_smooth,
     )
+    whitewater: BoolProperty(  # type: ignore[valid-type]
+        name="Whitewater",
+        description="Spray, foam and bubbles made by the liquid's motion (Ihmsen et al. 2012), drawn by "
+        "their own point object '<name> Whitewater' and baked with the liquid",
+        default=False,
+        update=_invalidate_all,
+    )
+    whitewater_capacity: IntProperty(  # type: ignore[valid-type]
+        name="Max Whitewater",
+        description="Most spray, foam and bubble particles alive at once (none are made while all are); "
+        "the whitewater object holds three times this many points",
+        default=20_000,
+        min=100,
+        max=1_000_000,
+        update=_invalidate_all,
+    )
+    whitewater_object: PointerProperty(  # type: ignore[valid-type]
+        name="Whitewater Object",
+        description="Points object drawing this liquid's spray, foam and bubbles",
+        type=bpy.types.Object,
+    )
     source_display_type: StringProperty(  # type: ignore[valid-type]
         name="Source Display Type",
         description="Viewport display of an inflow or outflow before it was made one (given back by Clear)",

@@ -36,7 +36,7 @@ import bpy
 import numpy as np
 
 from ..core import World
-from . import cloth_result, fluids, granular, mesh_io, runtime, scene_reader
+from . import cloth_result, fluids, granular, mesh_io, runtime, scene_reader, whitewater
 from .mesh_io import REST_ATTRIBUTE
 from .rna import mesh_of, object_settings
 from .scene_reader import Entry
@@ -97,6 +97,11 @@ def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
                     mesh_io.write_float_vector_attribute(mesh, REST_ATTRIBUTE, entry.rest_local)
             mesh_io.write_positions(mesh, local)
             entry.last_written = np.asarray(local, dtype=np.float32)
+        if entry.whitewater is not None:  # the liquid's spray, foam and bubbles
+            source = bpy.data.objects.get(entry.name)
+            foam = None if source is None else object_settings(source).whitewater_object
+            if foam is not None:
+                whitewater.write(foam, entry.whitewater)
 
 
 def _write_rigid(target: bpy.types.Object, entry: Entry, at_rest: bool) -> None:
@@ -254,6 +259,22 @@ def show_fills(entries: list[Entry], radius: float) -> None:
         entry.target = target.name
         entry.rest_local = mesh_io.read_positions(mesh)
         entry.fill = None
+        if entry.kind in fluids.FLUID_ROLES:
+            _show_whitewater(source, entry, radius)
+
+
+def _show_whitewater(source: bpy.types.Object, entry: Entry, radius: float) -> None:
+    """A liquid's whitewater object: made or resized when Whitewater is on, removed when it is off."""
+    settings = object_settings(source)
+    if entry.whitewater is not None:
+        whitewater.write(
+            whitewater.ensure_object(source, entry.whitewater.capacity, radius), entry.whitewater
+        )
+    elif settings.whitewater_object is not None:
+        obj = settings.whitewater_object
+        settings.whitewater_object = None
+        if object_settings(obj).source_object == source:
+            bpy.data.objects.remove(obj)
 
 
 def show_animation_poses(entries: list[Entry]) -> None:
