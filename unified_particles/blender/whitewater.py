@@ -34,6 +34,8 @@ OBJECT_SUFFIX = " Whitewater"
 NODE_GROUP_NAME = "Unified Particles Whitewater"
 MODIFIER_NAME = "Whitewater"
 GROUP_VERSION = 1
+#: ID property of a whitewater object: its liquid's source object.
+SOURCE_KEY = "unified_particles_whitewater_of"
 #: The blocks of the particle object, in order: core kind of each.
 BLOCKS = (SPRAY, FOAM, BUBBLE)
 #: A diffuse particle's sphere, in particle radii (Ihmsen et al. render them as small points).
@@ -44,6 +46,12 @@ MATERIALS: dict[str, tuple[tuple[float, float, float, float], float, float]] = {
     "Whitewater Foam": ((1.0, 1.0, 1.0, 1.0), 0.9, 0.0),
     "Whitewater Bubbles": ((0.85, 0.95, 1.0, 1.0), 0.0, 1.0),
 }
+
+
+def source_of(obj: bpy.types.Object) -> bpy.types.Object | None:
+    """The liquid whose whitewater ``obj`` draws (None: not a whitewater object)."""
+    source = obj.get(SOURCE_KEY)
+    return source if isinstance(source, bpy.types.Object) else None
 
 
 def create(source: bpy.types.Object, scene: bpy.types.Scene) -> Whitewater:
@@ -57,6 +65,11 @@ def create(source: bpy.types.Object, scene: bpy.types.Scene) -> Whitewater:
         seed=zlib.crc32(source.name.encode()),
         gravity=gravity,
     )
+
+
+def bake_uid(source_uid: str) -> str:
+    """The cache id of a liquid's whitewater stream: its source's, marked (files of their own)."""
+    return f"{source_uid}-whitewater"
 
 
 def step(entries: list[Any], world: Any, dt: float) -> None:
@@ -90,13 +103,13 @@ def ensure_object(source: bpy.types.Object, capacity: int, radius: float) -> bpy
     parked) with its modifier; the source's ``whitewater_object``."""
     settings = object_settings(source)
     obj = settings.whitewater_object
-    if obj is None or obj.type != "MESH":
+    if obj is None or obj.type != "MESH" or source_of(obj) != source:  # a copy's: its own
         name = source.name + OBJECT_SUFFIX
         obj = bpy.data.objects.new(name, bpy.data.meshes.new(name))
         for collection in list(source.users_collection) or [context_scene(bpy.context).collection]:
             collection.objects.link(obj)
         settings.whitewater_object = obj
-        object_settings(obj).source_object = source
+        obj[SOURCE_KEY] = source  # not ``source_object``: that marks grains and liquid (blender/identity.py)
     mesh = mesh_of(obj)
     n = len(BLOCKS) * int(capacity)
     if len(mesh.vertices) != n:

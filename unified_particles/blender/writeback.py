@@ -273,7 +273,7 @@ def _show_whitewater(source: bpy.types.Object, entry: Entry, radius: float) -> N
     elif settings.whitewater_object is not None:
         obj = settings.whitewater_object
         settings.whitewater_object = None
-        if object_settings(obj).source_object == source:
+        if whitewater.source_of(obj) == source:
             bpy.data.objects.remove(obj)
 
 
