@@ -24,7 +24,8 @@ widens flattened kernels by up to K_R^(1/3) = 1.6 along the surface: rims and ed
 in a render.) The result is what a renderer splats or meshes (Blender: an instance per particle).
 
 The Blender add-on meshes the smoothed centres alone (:func:`smoothed_centres`, step 1 without the
-covariance: a fifth of the cost), because a bake replays them from its point cache without the add-on.
+covariance: 0.8 s against 1.1 s for 100k particles here), because a bake replays them from its point
+cache without the add-on.
 Smoothing pulls the top layer of a flat pool into the liquid by :func:`flat_surface_shift` (0.73 r at
 H = 4 r, lambda = 0.9, the same for every particle of a flat top); the mesher moves its surface out by
 that much.
