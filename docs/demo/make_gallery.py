@@ -36,6 +36,7 @@ os.environ.setdefault("XDG_CACHE_HOME", os.path.join(_USER_DIR, "cache"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bpy  # noqa: E402
+import gallery_water  # noqa: E402
 import make_demo  # noqa: E402
 from make_demo import (  # noqa: E402
     REPO,
@@ -253,6 +254,8 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "cloth": cloth,
     "granular": granular,
     "fluid": fluid,
+    "glass": gallery_water.glass,
+    "splash": gallery_water.splash,
 }
 
 
@@ -288,7 +291,8 @@ def main() -> None:
         frame = SCENES[name]()
         if frame is None:
             continue
-        configure_render(args.samples, STILL_SIZE, denoise=True, percentage=args.percentage)
+        size = getattr(SCENES[name], "still_size", STILL_SIZE)  # a scene module may ask for its own
+        configure_render(args.samples, size, denoise=True, percentage=args.percentage)
         baked = bake(out / f"{name}.blend")
         target = GALLERY / f"{name}.jpg"
         t0 = time.perf_counter()
