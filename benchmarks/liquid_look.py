@@ -15,9 +15,9 @@ state, one after another:
 - ``drag``: the step with the World's fluid drag switched on, when the World has one (issue 25 item 1,
   another branch: ``fluid_drag``); reported as missing otherwise (air drag acts on cloth only here).
 
-Medians over the frames after the first (warm-up), in CPU time of the process (the solver is
-single-threaded here; on a shared machine the wall time follows the load). The Blender mesher (Points to Volume) is not in here:
-benchmarks/small_liquid.py times it in Blender. Results: benchmarks/results/liquid_look.json and a
+Medians over the frames after the first (warm-up), in CPU time of the process (its threads summed; on
+a shared machine the wall time follows the load). The Blender mesher (Points to Volume) is not in
+here: benchmarks/small_liquid.py times it in Blender. Results: benchmarks/results/liquid_look.json and a
 Markdown table (liquid_look.md) next to it.
 
     .venv/bin/python -m benchmarks.liquid_look [--quick] [--frames 6] [--size 100k]
