@@ -120,6 +120,15 @@ def ensure_object(source: bpy.types.Object, capacity: int, radius: float) -> bpy
     return obj
 
 
+def remove_object(source: bpy.types.Object) -> None:
+    """Delete the whitewater object of ``source`` (Whitewater off, Clear), if it is its own."""
+    settings = object_settings(source)
+    obj = settings.whitewater_object
+    settings.whitewater_object = None
+    if obj is not None and source_of(obj) == source:
+        bpy.data.objects.remove(obj)
+
+
 def _material(name: str) -> bpy.types.Material:
     mat = bpy.data.materials.get(name)
     if mat is not None:

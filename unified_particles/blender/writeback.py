@@ -271,10 +271,7 @@ def _show_whitewater(source: bpy.types.Object, entry: Entry, radius: float) -> N
             whitewater.ensure_object(source, entry.whitewater.capacity, radius), entry.whitewater
         )
     elif settings.whitewater_object is not None:
-        obj = settings.whitewater_object
-        settings.whitewater_object = None
-        if whitewater.source_of(obj) == source:
-            bpy.data.objects.remove(obj)
+        whitewater.remove_object(source)
 
 
 def show_animation_poses(entries: list[Entry]) -> None:
