@@ -181,6 +181,16 @@ def test_whitewater_counts_are_conserved_baked_and_replayed(bpy_clean: ModuleTyp
     assert scene.unified_particles.last_error == ""
     print("whitewater per frame (all, spray, foam, bubbles):", live_rows)
     assert max(r[0] for r in live_rows) > 20  # the splash makes whitewater
+    # Each kind is drawn as a point cloud of its own, with its material (a point cloud takes one).
+    graph = bpy.context.evaluated_depsgraph_get()
+    drawn = {
+        inst.object.data.materials[0].name: len(inst.object.data.attributes["position"].data)
+        for inst in graph.object_instances
+        if inst.is_instance and inst.object.type == "POINTCLOUD" and inst.parent.original == foam
+    }
+    spray, foam_count, bubbles = live_rows[-1][1:]
+    expected = {"Whitewater Spray": spray, "Whitewater Foam": foam_count, "Whitewater Bubbles": bubbles}
+    assert drawn == {k: v for k, v in expected.items() if v}, drawn
     scene.frame_set(6)
     scene.frame_set(frames)
     ww = next(e.whitewater for e in sim.entries if e.name == "Splash")

@@ -10,7 +10,8 @@ point i of the block of its kind and parked (``fluids.PARK_Z``) in the two other
 in all three. So the kind of every point is fixed by its index, and a point cache (PC2 + Mesh Cache,
 positions only) replays the kinds without the add-on: the Geometry Nodes group ``Unified Particles
 Whitewater`` (plain Blender nodes) stores each point's block (index // capacity) before deleting the
-parked points, draws the rest as spheres of ``POINT_RADII`` particle radii and gives each block its
+parked points, draws each block as a point cloud of spheres of ``POINT_RADII`` particle radii (an
+instance of its own: a point cloud takes one material) and gives each block its
 material (white foam, glinting spray, clear bubbles; modifier inputs, so each file keeps its own).
 
 Imports ``fluids``, ``liquid_surface``, ``mesh_io``, ``rna`` and the core; not a registered module.
@@ -33,7 +34,7 @@ from .rna import as_type, context_scene, mesh_of, object_settings, scene_setting
 OBJECT_SUFFIX = " Whitewater"
 NODE_GROUP_NAME = "Unified Particles Whitewater"
 MODIFIER_NAME = "Whitewater"
-GROUP_VERSION = 1
+GROUP_VERSION = 2
 #: ID property of a whitewater object: its liquid's source object.
 SOURCE_KEY = "unified_particles_whitewater_of"
 #: The blocks of the particle object, in order: core kind of each.
@@ -182,26 +183,30 @@ def _build(group: bpy.types.NodeTree) -> None:
     links.new(store.outputs[0], delete.inputs["Geometry"])
     parked = nodes.math("LESS_THAN", -400, -300, z.outputs["Z"], liquid_surface.INACTIVE_BELOW_Z)
     links.new(parked, delete.inputs["Selection"])
-    to_points = nodes.node("GeometryNodeMeshToPoints", -200, 0)
-    to_points.mode = "VERTICES"
-    links.new(delete.outputs[0], to_points.inputs["Mesh"])
-    links.new(group_in.outputs["Point Radius"], to_points.inputs["Radius"])
     named = nodes.node("GeometryNodeInputNamedAttribute", -200, -300)
     named.data_type = "FLOAT"
     _set(named.inputs["Name"], "whitewater_block")
-    last = to_points.outputs[0]
+    # One point cloud per block, each its own instance: a point cloud takes one material only.
+    instances = nodes.node("GeometryNodeGeometryToInstance", 1000, 0)
     for k, name in enumerate(MATERIALS):
-        compare = nodes.node("FunctionNodeCompare", 100 + 300 * k, -300)
-        compare.data_type, compare.operation = "FLOAT", "EQUAL"
-        links.new(named.outputs[0], compare.inputs[0])
-        _set(compare.inputs[1], float(k))
-        _set(compare.inputs["Epsilon"], 0.25)
-        set_material = nodes.node("GeometryNodeSetMaterial", 100 + 300 * k, 0)
-        links.new(last, set_material.inputs["Geometry"])
-        links.new(compare.outputs[0], set_material.inputs["Selection"])
+        other = nodes.node("FunctionNodeCompare", -200 + 300 * k, -500)
+        other.data_type, other.operation = "FLOAT", "NOT_EQUAL"
+        links.new(named.outputs[0], other.inputs[0])
+        _set(other.inputs[1], float(k))
+        _set(other.inputs["Epsilon"], 0.25)
+        keep = nodes.node("GeometryNodeDeleteGeometry", -200 + 300 * k, 200 - 250 * k)
+        keep.domain = "POINT"
+        links.new(delete.outputs[0], keep.inputs["Geometry"])
+        links.new(other.outputs[0], keep.inputs["Selection"])
+        to_points = nodes.node("GeometryNodeMeshToPoints", 0 + 300 * k, 200 - 250 * k)
+        to_points.mode = "VERTICES"
+        links.new(keep.outputs[0], to_points.inputs["Mesh"])
+        links.new(group_in.outputs["Point Radius"], to_points.inputs["Radius"])
+        set_material = nodes.node("GeometryNodeSetMaterial", 200 + 300 * k, 200 - 250 * k)
+        links.new(to_points.outputs[0], set_material.inputs["Geometry"])
         links.new(group_in.outputs[name.replace("Whitewater ", "")], set_material.inputs["Material"])
-        last = set_material.outputs[0]
-    links.new(last, group_out.inputs[0])
+        links.new(set_material.outputs[0], instances.inputs["Geometry"])
+    links.new(instances.outputs[0], group_out.inputs[0])
     group["unified_particles_whitewater_version"] = GROUP_VERSION
 
 
