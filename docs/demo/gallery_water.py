@@ -89,8 +89,8 @@ def glass() -> int:
 def splash() -> int:
     """A block of water dropped into a pool in a tank (r = 2.5 cm), with whitewater: frame 16."""
     _new_file(radius=0.025, frames=16)
-    stage(camera=(1.25, -1.35, 0.85), target=(0.0, 0.0, 0.1), lens=32.0)
-    half, height, wall = 0.4, 0.35, 0.04
+    stage(camera=(1.0, -1.15, 1.25), target=(0.0, 0.0, 0.12), lens=32.0)
+    half, height, wall = 0.4, 0.22, 0.04
     stone = material("Stone", (0.5, 0.48, 0.45), 0.8)
     walls = []
     for x, y, sx, sy in (
