@@ -134,7 +134,7 @@ BLENDER_LTS_TESTS := $(addprefix tests/blender/,test_install.py test_bake.py tes
 	test_animated_pins.py test_liquid_surface.py test_deforming_colliders.py test_fields.py \
 	test_workflow.py test_docs.py test_joints.py test_convert.py test_flat_colliders.py \
 	test_field_meanings.py test_start_overlaps.py test_cloth_bending.py test_fluids.py \
-	test_soft_bodies.py test_rope.py test_hair.py \
+	test_soft_bodies.py test_rope.py test_hair.py test_liquid_look.py \
 	test_real_scenes.py)
 
 test-blender: $(ZIP)

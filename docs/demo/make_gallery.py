@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bpy  # noqa: E402
 import gallery_hair  # noqa: E402
 import gallery_rope  # noqa: E402
+import gallery_water  # noqa: E402
 import make_demo  # noqa: E402
 from make_demo import (  # noqa: E402
     REPO,
@@ -260,6 +261,8 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "glued_wall": gallery_rope.glued_wall,
     "flag": gallery_rope.flag,
     "hair": gallery_hair.hair,
+    "glass": gallery_water.glass,
+    "splash": gallery_water.splash,
 }
 
 

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from unified_particles.core import SimulationInputError
-from unified_particles.core.surface_kernels import K_N, K_R, anisotropic_kernels
+from unified_particles.core.surface_kernels import (
+    K_N,
+    K_R,
+    anisotropic_kernels,
+    flat_surface_shift,
+    smoothed_centres,
+)
 
 R = 0.025
 H = 4 * R  # the liquid's kernel radius
@@ -86,3 +92,27 @@ def test_bad_input_raises() -> None:
         anisotropic_kernels(np.zeros((3, 3)), -H, BALL)
     with pytest.raises(SimulationInputError):
         anisotropic_kernels(np.zeros((3, 3)), H, BALL, smoothing=2.0)
+
+
+def test_smoothed_centres_are_the_kernels_centres_and_a_flat_top_moves_in_by_the_shift() -> None:
+    """``smoothed_centres`` is step 1 of ``anisotropic_kernels`` alone (same centres to rounding), and on
+    the rest lattice of a pool it moves the top layer (away from the walls) down by exactly
+    ``flat_surface_shift()`` radii, the lattice sum of Yu and Turk's weights over the half-space below
+    (0.7326 r at H = 4 r, lambda = 0.9), and the layers two spacings deep or more not at all (their
+    neighbourhood within H = 2 spacings is whole)."""
+    x = _lattice(12, 12, 5)
+    x_jittered = x + np.random.default_rng(5).normal(0.0, 0.1 * R, x.shape)
+    np.testing.assert_allclose(
+        smoothed_centres(x_jittered, H), anisotropic_kernels(x_jittered, H, BALL)[0], rtol=0, atol=1e-12
+    )
+    shift = flat_surface_shift(H / R)
+    assert abs(shift - 0.7326) < 1e-4, shift
+    centres = smoothed_centres(x, H)
+    inner = np.all(np.abs(x[:, :2] - 0.3) < 0.3 - 4 * R, axis=1)
+    top = inner & np.isclose(x[:, 2], x[:, 2].max())
+    np.testing.assert_allclose(x[top, 2] - centres[top, 2], shift * R, rtol=0, atol=1e-12)
+    middle = inner & np.isclose(x[:, 2], 5 * R)  # the third of five layers: two spacings from both faces
+    np.testing.assert_allclose(centres[middle], x[middle], rtol=0, atol=1e-12)
+    with pytest.raises(SimulationInputError):
+        smoothed_centres(x, H, smoothing=1.5)
+    assert smoothed_centres(np.zeros((0, 3)), H).shape == (0, 3)

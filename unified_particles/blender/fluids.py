@@ -50,6 +50,8 @@ import bpy
 import numpy as np
 
 from ..core import Fluid, SimulationInputError, World, fill_mesh_with_fluid, geometry
+from ..core.fluid import KERNEL_RADII
+from ..core.surface_kernels import flat_surface_shift, smoothed_centres
 from . import granular, liquid_surface, mesh_io
 from .mesh_io import FloatArray, IntArray
 from .rna import context_scene, frame_seconds, mesh_of, object_settings
@@ -106,6 +108,25 @@ def add_fluid_body(
     )
 
 
+def shown_points(points: FloatArray, active: np.ndarray, radius: float, smooth: bool) -> FloatArray:
+    """The points a fluid's particle object shows: its world ``points`` (N, 3), with Smooth Surface
+    the live ones moved to Yu and Turk's smoothed centres (``core.surface_kernels.smoothed_centres``,
+    H = the liquid's kernel radius, among this fluid's live particles only). Written as the object's
+    vertices (live and baked), so a bake replays the smooth surface without the add-on."""
+    out = np.array(points, dtype=np.float64, copy=True)
+    live = np.flatnonzero(np.asarray(active, dtype=bool))
+    if smooth and len(live) > 1:
+        out[live] = smoothed_centres(out[live], KERNEL_RADII * float(radius))
+    return out
+
+
+def surface_shift(settings: Any) -> float:
+    """How far (particle radii) the liquid surface moves out along its normal: Smooth Surface pulls a flat
+    top's centres that far into the liquid (``core.surface_kernels.flat_surface_shift``), so the surface
+    stays where the liquid's volume ends."""
+    return flat_surface_shift(KERNEL_RADII) if bool(settings.surface_smooth) else 0.0
+
+
 def park_inactive(local: FloatArray, active: np.ndarray) -> FloatArray:
     """``local`` (N, 3) with the rows of inactive particles moved to ``z = PARK_Z`` (x, y kept)."""
     out = np.array(local, dtype=np.float64, copy=True)
@@ -154,13 +175,18 @@ def apply_surface(source: bpy.types.Object) -> None:
         surface="SPHERES" if settings.fluid_surface == "SPHERES" else "MESH",
         resolution=float(settings.surface_resolution),
         smoothing=int(settings.surface_smoothing),
+        centre_shift=surface_shift(settings),
     )
 
 
-def set_points(obj: bpy.types.Object, points_world: FloatArray, active: np.ndarray, radius: float) -> None:
-    """Make the particle object's mesh the points ``points_world`` (inactive ones parked)."""
+def set_points(
+    obj: bpy.types.Object, points_world: FloatArray, active: np.ndarray, radius: float, smooth: bool = False
+) -> None:
+    """Make the particle object's mesh the points ``points_world`` (inactive ones parked; ``smooth``:
+    the live ones smoothed, :func:`shown_points`)."""
     inverse = np.linalg.inv(mesh_io.matrix_to_numpy(obj.matrix_world))
-    local = park_inactive(mesh_io.transform_points(inverse, points_world), active)
+    shown = shown_points(points_world, active, radius, smooth)
+    local = park_inactive(mesh_io.transform_points(inverse, shown), active)
     mesh_io.set_point_cloud(mesh_of(obj), local, radius)
 
 
@@ -177,8 +203,8 @@ def create_fluid_object(
     collections = list(source.users_collection) or [context_scene(bpy.context).collection]
     for collection in collections:
         collection.objects.link(obj)
-    set_points(obj, points_world, active, radius)
     settings = object_settings(source)
+    set_points(obj, points_world, active, radius, bool(settings.surface_smooth))
     object_settings(obj).source_object = source
     settings.particle_object = obj
     if role == "FLUID":

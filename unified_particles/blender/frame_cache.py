@@ -26,7 +26,7 @@ import bpy
 
 from ..core import SimulationDivergedError, SimulationInputError, World
 from ..core.state import Snapshot
-from . import fields, fluids, runtime, scene_reader, writeback
+from . import fields, fluids, runtime, scene_reader, whitewater, writeback
 from .rna import frame_seconds, scene_settings
 from .scene_reader import Entry
 
@@ -65,6 +65,7 @@ def step_frame(
     scene_reader.read_frame(world, entries, scene, frame, depsgraph)
     world.step(dt)
     fluids.drain_outflows(world, entries, depsgraph)
+    whitewater.step(entries, world, dt)
 
 
 @dataclass
@@ -76,6 +77,8 @@ class FrameCache:
     entries: list[Entry] = field(default_factory=list)
     cache: dict[int, Snapshot] = field(default_factory=dict)
     cache_sizes: dict[int, int] = field(default_factory=dict)
+    # Per frame: each liquid's whitewater state (``Whitewater.state()``) by its source's name.
+    whitewater_cache: dict[int, dict[str, Any]] = field(default_factory=dict)
     start_frame: int = 1
     frame_dt: float = 1.0 / 24.0  # simulated seconds per frame (rna.frame_seconds: Speed / fps)
     dirty_from: int | None = None  # first frame to re-simulate with new settings (world rebuilt)
@@ -116,6 +119,7 @@ class FrameCache:
             self.entries = []
             self.cache.clear()
             self.cache_sizes.clear()
+            self.whitewater_cache.clear()
             self.dirty_from = None
             self.problems = {}
             return
@@ -215,12 +219,14 @@ class FrameCache:
         snapshot = world.state()
         self.cache = {int(frame): snapshot}
         self.cache_sizes = {int(frame): snapshot.nbytes}
+        self.whitewater_cache = {int(frame): self._whitewater_states()}
         self.dirty_from = None
 
     def _rebuild_from(self, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, frame: int) -> None:
         """New settings from ``frame`` on: rebuild the World, keep the frames before, resume from them."""
         keep = {f: s for f, s in self.cache.items() if f < frame}
         sizes = {f: self.cache_sizes[f] for f in keep}
+        foam = {f: self.whitewater_cache.get(f, {}) for f in keep}
         self.build(scene, depsgraph)
         world = self._world()
         new_count = len(world.positions)
@@ -232,20 +238,30 @@ class FrameCache:
                 compatible = False
         if compatible:
             start_state = self.cache[self.start_frame]
-            self.cache, self.cache_sizes = keep, sizes
+            start_foam = self.whitewater_cache[self.start_frame]
+            self.cache, self.cache_sizes, self.whitewater_cache = keep, sizes, foam
             self.cache.setdefault(self.start_frame, start_state)
-        world.set_state(self.cache[self.start_frame])
+            self.whitewater_cache[self.start_frame] = start_foam
+        self.restore(self.start_frame)
+
+    def _whitewater_states(self) -> dict[str, Any]:
+        return {e.name: e.whitewater.state() for e in self.entries if e.whitewater is not None}
 
     def _store(self, frame: int, scene: bpy.types.Scene) -> None:
         snapshot = self._world().state()
         self.cache[frame] = snapshot
-        self.cache_sizes[frame] = snapshot.nbytes
+        foam = self.whitewater_cache[frame] = self._whitewater_states()
+        self.cache_sizes[frame] = snapshot.nbytes + sum(int(s["positions"].nbytes) * 2 for s in foam.values())
         self.trim_cache(scene_settings(scene).cache_memory_limit * BYTES_PER_MIB, frame)
 
     def restore(self, frame: int) -> None:
         """Put the world in the cached state of ``frame`` (mesh colliders' poses included, so stepping
-        on from it is bit-identical)."""
+        on from it is bit-identical), the liquids' whitewater too."""
         self._world().set_state(self.cache[frame])
+        states = self.whitewater_cache.get(frame, {})
+        for entry in self.entries:
+            if entry.whitewater is not None and entry.name in states:
+                entry.whitewater.set_state(states[entry.name])
 
     def trim_cache(self, limit: int, keep_frame: int) -> None:
         """Drop cached frames (never the start or ``keep_frame``) until under ``limit`` bytes.
@@ -265,3 +281,4 @@ class FrameCache:
             if best is None:
                 break
             del self.cache[best], self.cache_sizes[best]
+            self.whitewater_cache.pop(best, None)

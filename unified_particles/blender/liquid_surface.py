@@ -30,6 +30,8 @@ Modifier inputs (names as shown in the modifier panel):
   default) resolves single drops; 2 is coarse and fast; 8 is fine and costs about 8x the memory.
 - ``Smoothing``: smoothing passes over the surface's vertices (0 = none). Each pass spreads detail
   over about one voxel; 3-5 gives a calm surface without melting drops.
+- ``Centre Shift``: particle radii the surface moves out to make up for points pulled into the
+  liquid by smoothing (0 for the particles as simulated).
 
 Not a registered module (no ``register()``); imports only ``rna``.
 """
@@ -54,7 +56,7 @@ BLOB_FACTOR = 2.0
 #: the lattice, then smoothed) one radius outside its outer particle centres on average.
 DROP_FACTOR = 1.2
 #: Bumped when the group's layout changes: an older group found in a file is rebuilt in place.
-GROUP_VERSION = 1
+GROUP_VERSION = 2
 DEFAULT_RESOLUTION = 4.0
 DEFAULT_SMOOTHING = 3
 
@@ -109,6 +111,9 @@ def _add_inputs(group: bpy.types.NodeTree) -> None:
     smoothing = _interface_socket(group, "Smoothing", "NodeSocketInt")
     smoothing.default_value, smoothing.min_value, smoothing.max_value = DEFAULT_SMOOTHING, 0, 50
     smoothing.description = "Smoothing passes over the surface (0 = none)"
+    shift = _interface_socket(group, "Centre Shift", "NodeSocketFloat")
+    shift.default_value, shift.min_value, shift.max_value = 0.0, 0.0, 2.0
+    shift.description = "Particle radii the points were pulled into the liquid (smoothed centres)"
 
 
 class _Nodes:
@@ -177,9 +182,10 @@ def _surface(nodes: _Nodes, group_in: Any, to_points: Any) -> Any:
     links.new(to_mesh.outputs[0], smooth.inputs["Geometry"])
     links.new(blur.outputs[0], smooth.inputs["Position"])
 
-    # Shrink by (BLOB_FACTOR - DROP_FACTOR) radii along the normal: the surface ends about one radius
-    # outside the outermost particle centres, where the fluid's volume ends.
-    shrink_by = nodes.math("MULTIPLY", 250, -650, r_in, DROP_FACTOR - BLOB_FACTOR)
+    # Shrink by (BLOB_FACTOR - DROP_FACTOR - Centre Shift) radii along the normal: the surface ends about
+    # one radius outside the outermost particle centres (before smoothing), where the fluid's volume ends.
+    radii = nodes.math("ADD", 50, -700, group_in.outputs["Centre Shift"], DROP_FACTOR - BLOB_FACTOR)
+    shrink_by = nodes.math("MULTIPLY", 250, -650, r_in, radii)
     offset = nodes.node("ShaderNodeVectorMath", 450, -550)
     offset.operation = "SCALE"
     links.new(nodes.node("GeometryNodeInputNormal", 250, -500).outputs[0], offset.inputs[0])
@@ -279,6 +285,7 @@ def ensure_liquid_surface(
     resolution: float = DEFAULT_RESOLUTION,
     smoothing: int = DEFAULT_SMOOTHING,
     radius: float | None = None,
+    centre_shift: float = 0.0,
 ) -> bpy.types.NodesModifier:
     """Add or update the ``Liquid Surface`` modifier of the point object ``obj``; return it.
 
@@ -286,7 +293,8 @@ def ensure_liquid_surface(
     (a liquid surface) or "SPHERES" (one sphere per particle). ``resolution`` is voxels per particle
     diameter (1-16), ``smoothing`` the smoothing passes (0-50). ``radius`` is the particle radius in
     metres; None takes it from the mesh's ``radius`` point attribute, else the scene's Particle
-    Radius. The modifier stays last in the stack, so modifiers that animate the points (a Mesh
+    Radius. ``centre_shift``: particle radii the points were pulled into the liquid (0-2; Smooth
+    Surface). The modifier stays last in the stack, so modifiers that animate the points (a Mesh
     Cache from a bake) run before it.
     """
     if surface not in ("MESH", "SPHERES"):
@@ -312,6 +320,7 @@ def ensure_liquid_surface(
         "Particle Radius": float(radius),
         "Resolution": float(min(max(resolution, 1.0), 16.0)),
         "Smoothing": int(min(max(smoothing, 0), 50)),
+        "Centre Shift": float(min(max(centre_shift, 0.0), 2.0)),
     }
     for name, value in values.items():
         set_modifier_input(nodes_modifier, name, value)

@@ -31,6 +31,7 @@ from . import (
     scene_reader,
     simulation,
     sizes,
+    whitewater,
     writeback,
 )
 from .bake_marks import free_object
@@ -173,6 +174,8 @@ def release(obj: bpy.types.Object) -> None:
     cloth_result.remove_result(obj)
     if object_settings(obj).particle_object is not None or object_settings(obj).role == "GRANULAR":
         granular.remove_particle_object(obj)
+    if object_settings(obj).whitewater_object is not None:
+        whitewater.remove_object(obj)  # a liquid's whitewater
     fluids.restore_helper(obj)  # an inflow's or outflow's wireframe display
 
 

@@ -260,6 +260,10 @@ def _draw_liquid(col: bpy.types.UILayout, settings: Any) -> None:
     if settings.fluid_surface == "MESH":
         col.prop(settings, "surface_resolution")
         col.prop(settings, "surface_smoothing")
+    col.prop(settings, "surface_smooth")
+    col.prop(settings, "whitewater")
+    if settings.whitewater:
+        col.prop(settings, "whitewater_capacity")
     col.prop(settings, "particle_object")
 
 

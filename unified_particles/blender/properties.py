@@ -116,6 +116,13 @@ def _update_surface(self: Any, context: bpy.types.Context) -> None:
         fluids.apply_surface(source)
 
 
+def _update_smooth(self: Any, context: bpy.types.Context) -> None:
+    """Update callback of Smooth Surface: the points written change (re-simulate from the current frame,
+    which writes them) and so does the surface's offset (the modifier)."""
+    _invalidate(self, context)
+    _update_surface(self, context)
+
+
 _BLEND_RELATIVE_PATH = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 0) else set()
 
 
@@ -599,6 +606,35 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         min=0,
         max=50,
         update=_update_surface,
+    )
+    surface_smooth: BoolProperty(  # type: ignore[valid-type]
+        name="Smooth Surface",
+        description="Mesh the liquid around smoothed particle centres (Yu and Turk 2013): still water "
+        "renders flat and the particles' lumps are gone; the centres are written into the particle "
+        "object (and its bake), so the surface needs no add-on to replay",
+        default=True,
+        update=_update_smooth,
+    )
+    whitewater: BoolProperty(  # type: ignore[valid-type]
+        name="Whitewater",
+        description="Spray, foam and bubbles made by the liquid's motion (Ihmsen et al. 2012), drawn by "
+        "their own point object '<name> Whitewater' and baked with the liquid",
+        default=False,
+        update=_invalidate_all,
+    )
+    whitewater_capacity: IntProperty(  # type: ignore[valid-type]
+        name="Max Whitewater",
+        description="Most spray, foam and bubble particles alive at once (none are made while all are); "
+        "the whitewater object holds three times this many points",
+        default=20_000,
+        min=100,
+        max=1_000_000,
+        update=_invalidate_all,
+    )
+    whitewater_object: PointerProperty(  # type: ignore[valid-type]
+        name="Whitewater Object",
+        description="Points object drawing this liquid's spray, foam and bubbles",
+        type=bpy.types.Object,
     )
     source_display_type: StringProperty(  # type: ignore[valid-type]
         name="Source Display Type",

@@ -38,7 +38,19 @@ import numpy as np
 
 from ..core import MeshCollider, SimulationInputError, SoftBody, World, fill_mesh_with_grains
 from ..core.sizes import grain_radii
-from . import cloth_result, fields, flat_colliders, fluids, granular, hair, joints, mesh_io, rope, sizes
+from . import (
+    cloth_result,
+    fields,
+    flat_colliders,
+    fluids,
+    granular,
+    hair,
+    joints,
+    mesh_io,
+    rope,
+    sizes,
+    whitewater,
+)
 from .materials import TETHER_GIVE, bending_rigidity_si, soft_pin_frequency, stiffness_to_compliance
 from .mesh_io import REST_ATTRIBUTE, FloatArray, is_animated
 from .rna import mesh_of, object_settings, scene_settings
@@ -121,6 +133,7 @@ class Entry:
     fill: tuple[FloatArray, np.ndarray] | None = None
     radii: FloatArray | None = None  # granular with its own size: each grain's radius (N,), metres
     pin_local: FloatArray | None = None  # rope: its pins' positions (K, 3) in its source's frame at build
+    whitewater: Any = None  # fluid, inflow with Whitewater on: its core.Whitewater (stepped after the world)
 
 
 def view_layer_of(scene: bpy.types.Scene) -> bpy.types.ViewLayer | None:
@@ -230,10 +243,14 @@ def make_world(
                 entries.append(_add_granular(world, obj, depsgraph, radius))
             elif role == "COLLIDER":
                 entries.append(_add_collider(world, obj, depsgraph))
-            elif role == "FLUID":
-                entries.append(_add_fluid(world, obj, depsgraph, radius))
-            elif role == "INFLOW":
-                entries.append(_add_inflow(world, obj, depsgraph, radius, scene))
+            elif role in fluids.FLUID_ROLES:
+                if role == "FLUID":
+                    liquid = _add_fluid(world, obj, depsgraph, radius)
+                else:
+                    liquid = _add_inflow(world, obj, depsgraph, radius, scene)
+                if object_settings(obj).whitewater:  # its spray, foam and bubbles (blender/whitewater.py)
+                    liquid.whitewater = whitewater.create(obj, scene)
+                entries.append(liquid)
             elif role == "OUTFLOW":
                 entries.append(_add_outflow(obj, depsgraph, radius))
         except Exception as exc:
@@ -690,6 +707,10 @@ def settings_signature(
         if settings.role in fluids.FLUID_ROLES:
             names = FLUID_SETTINGS + (INFLOW_SETTINGS if settings.role == "INFLOW" else ())
             objects_part[name].update({prop: getattr(settings, prop) for prop in names})
+            if settings.surface_smooth:  # the points written are the smoothed centres (older bakes: raw)
+                objects_part[name]["surface_smooth"] = True
+            if settings.whitewater:  # only then, so older bakes stay up to date
+                objects_part[name]["whitewater"] = int(settings.whitewater_capacity)
             if settings.role == "INFLOW":  # keyframed: its keys, not its value at the current frame
                 objects_part[name]["flow_velocity"] = fluids.flow_velocity_signature(obj)
         if settings.role == "GRANULAR":

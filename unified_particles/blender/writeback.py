@@ -36,7 +36,7 @@ import bpy
 import numpy as np
 
 from ..core import World
-from . import cloth_result, fluids, granular, mesh_io, runtime, scene_reader
+from . import cloth_result, fluids, granular, mesh_io, runtime, scene_reader, whitewater
 from .mesh_io import REST_ATTRIBUTE
 from .rna import mesh_of, object_settings
 from .scene_reader import Entry
@@ -88,11 +88,20 @@ def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
                 inverse = np.linalg.inv(mesh_io.matrix_to_numpy(target.matrix_world))
                 local = mesh_io.transform_points(inverse, world_positions)
                 if entry.kind in fluids.FLUID_ROLES:
-                    local = fluids.park_inactive(local, world.particle_active[entry.body.indices])
+                    active = world.particle_active[entry.body.indices]
+                    source = bpy.data.objects.get(entry.name)
+                    smooth = source is not None and bool(object_settings(source).surface_smooth)
+                    shown = fluids.shown_points(world_positions, active, world.radius, smooth)
+                    local = fluids.park_inactive(mesh_io.transform_points(inverse, shown), active)
                 if mesh_io.read_float_vector_attribute(mesh, REST_ATTRIBUTE) is None:
                     mesh_io.write_float_vector_attribute(mesh, REST_ATTRIBUTE, entry.rest_local)
             mesh_io.write_positions(mesh, local)
             entry.last_written = np.asarray(local, dtype=np.float32)
+        if entry.whitewater is not None:  # the liquid's spray, foam and bubbles
+            source = bpy.data.objects.get(entry.name)
+            foam = None if source is None else object_settings(source).whitewater_object
+            if foam is not None:
+                whitewater.write(foam, entry.whitewater)
 
 
 def _write_rigid(target: bpy.types.Object, entry: Entry, at_rest: bool) -> None:
@@ -243,13 +252,26 @@ def show_fills(entries: list[Entry], radius: float) -> None:
         elif target is None:
             target = fluids.create_fluid_object(source, entry.kind, points, active, radius)
         else:
-            fluids.set_points(target, points, active, radius)
+            fluids.set_points(target, points, active, radius, bool(object_settings(source).surface_smooth))
             fluids.apply_surface(source)  # the source's material now
         mesh = mesh_of(target)
         mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)  # the fresh fill is the rest state
         entry.target = target.name
         entry.rest_local = mesh_io.read_positions(mesh)
         entry.fill = None
+        if entry.kind in fluids.FLUID_ROLES:
+            _show_whitewater(source, entry, radius)
+
+
+def _show_whitewater(source: bpy.types.Object, entry: Entry, radius: float) -> None:
+    """A liquid's whitewater object: made or resized when Whitewater is on, removed when it is off."""
+    settings = object_settings(source)
+    if entry.whitewater is not None:
+        whitewater.write(
+            whitewater.ensure_object(source, entry.whitewater.capacity, radius), entry.whitewater
+        )
+    elif settings.whitewater_object is not None:
+        whitewater.remove_object(source)
 
 
 def show_animation_poses(entries: list[Entry]) -> None:

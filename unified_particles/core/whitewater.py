@@ -136,6 +136,11 @@ class Whitewater:
         self.bubble_above = BUBBLE_FRACTION * full
 
     @property
+    def capacity(self) -> int:
+        """Number of slots."""
+        return len(self.kind)
+
+    @property
     def alive(self) -> NDArray[np.bool_]:
         """(capacity,) which slots hold a diffuse particle."""
         return np.asarray(self.kind != FREE)

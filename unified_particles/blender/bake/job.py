@@ -36,14 +36,14 @@ import numpy as np
 from ...core import SimulationInputError
 from ...core.state import Snapshot
 from .. import cachefiles as cf
-from .. import cloth_result, identity, mesh_io, runtime
+from .. import cloth_result, identity, mesh_io, runtime, whitewater
 from ..bake_marks import free_object, set_restore_info
 from ..fluids import FLUID_ROLES
 from ..mesh_io import REST_ATTRIBUTE
 from ..rna import mesh_of, object_bake, object_settings, scene_bake, scene_settings
 from ..transforms import uses_animated
 from ..writeback import MOVED_ATOL, MOVED_RTOL
-from .live_source import LiveSource
+from .live_source import WHITEWATER, LiveSource
 from .outputs import (
     apply_keyframes,
     apply_pc2,
@@ -66,6 +66,9 @@ from .paths import (
 from .staleness import current_settings_hash, report
 from .stash import Stash, capture, uncapture
 from .targets import KEYFRAME_ROW, Target
+
+# Streams of points with a live mask (the rest parked): liquids and their whitewater.
+POINT_KINDS = (*FLUID_ROLES, WHITEWATER)
 
 
 class BakeJob:
@@ -186,9 +189,9 @@ class BakeJob:
     def _touched_objects(self) -> list[bpy.types.Object]:
         objects = [o for o in self.scene.objects if role(o) != "NONE"]
         for obj in list(objects):
-            particle = object_settings(obj).particle_object
-            if particle is not None:
-                objects.append(particle)
+            for particle in (object_settings(obj).particle_object, object_settings(obj).whitewater_object):
+                if particle is not None:
+                    objects.append(particle)
         return objects
 
     def _build(self) -> None:
@@ -218,8 +221,12 @@ class BakeJob:
             ):  # the particle object carries the source's id
                 self._uids_before.setdefault(write_obj.name, str(object_bake(write_obj).uid))
                 object_bake(write_obj).uid = object_bake(obj).uid
+            elif entry.kind == WHITEWATER:  # the whitewater object: the source's id, marked
+                self._uids_before.setdefault(write_obj.name, str(object_bake(write_obj).uid))
+                object_bake(write_obj).uid = whitewater.bake_uid(object_bake(obj).uid)
             uid = object_bake(write_obj).uid or object_bake(obj).uid
-            self.targets.append(Target.create(entry, obj, write_obj, output, uid, depsgraph))
+            radius = float(scene_settings(scene).particle_radius)
+            self.targets.append(Target.create(entry, obj, write_obj, output, uid, depsgraph, radius))
 
     # ----------------------------------------------------------------------- resume support
     def _progress(self) -> dict[str, Any]:
@@ -294,7 +301,7 @@ class BakeJob:
     # -------------------------------------------------------------------------------- frames
     def _sample(self, target: Target) -> np.ndarray:
         active = getattr(self._source, "active", None)
-        live = active(target.entry) if target.kind in FLUID_ROLES and active is not None else None
+        live = active(target.entry) if target.kind in POINT_KINDS and active is not None else None
         return target.row(self._source.sample(target.entry), live)
 
     def _write_frame(self, frame: int) -> None:
@@ -335,8 +342,9 @@ class BakeJob:
     def _restore_objects(self, committing: bool = False) -> None:
         """Undo the build's changes; when ``committing`` the bake's point objects keep the point count
         the bake was written with."""
-        kinds = ("GRANULAR", "ROPE", "HAIR", *FLUID_ROLES)
-        points = {t.write_obj.name for t in self.targets if t.kind in kinds}
+        points = {
+            t.write_obj.name for t in self.targets if t.kind in ("GRANULAR", "ROPE", "HAIR", *POINT_KINDS)
+        }
         for name, data in self._captured.items():
             obj = bpy.data.objects.get(name)
             if obj is not None:

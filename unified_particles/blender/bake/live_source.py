@@ -19,16 +19,20 @@ import bpy
 import numpy as np
 
 from ...core.state import Snapshot
-from .. import simulation
+from .. import simulation, whitewater
 from ..fluids import FLUID_ROLES
+from ..rna import object_settings
 from ..scene_reader import Entry
 from .paths import BAKED_ROLES
+
+#: The kind of a liquid's whitewater stream.
+WHITEWATER = "WHITEWATER"
 
 
 @dataclasses.dataclass
 class SourceEntry:
-    """One baked body: ``kind`` RIGID/CLOTH/GRANULAR/FLUID/INFLOW, the object, and the object receiving the
-    motion."""
+    """One baked body: ``kind`` RIGID/CLOTH/GRANULAR/FLUID/INFLOW (or WHITEWATER: a liquid's whitewater,
+    ``name`` its source), the object, and the object receiving the motion."""
 
     kind: str
     name: str
@@ -51,7 +55,14 @@ class LiveSource:
     def build(self, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> list[SourceEntry]:
         self.sim.build(scene, depsgraph)
         self.animated = any(e.animated for e in self.sim.entries)
-        return [SourceEntry(e.kind, e.name, e.target, e) for e in self.sim.entries if e.kind in BAKED_ROLES]
+        entries = [
+            SourceEntry(e.kind, e.name, e.target, e) for e in self.sim.entries if e.kind in BAKED_ROLES
+        ]
+        for e in self.sim.entries:  # a liquid's whitewater: a second stream, into its own object
+            foam = object_settings(bpy.data.objects[e.name]).whitewater_object if e.whitewater else None
+            if foam is not None:
+                entries.append(SourceEntry(WHITEWATER, e.name, foam.name, e))
+        return entries
 
     def advance(self, scene: bpy.types.Scene, frame: int) -> None:
         if self.animated:
@@ -70,11 +81,15 @@ class LiveSource:
             return np.asarray(body.transform, dtype=np.float64) @ entry.handle.rest_matrix
         if entry.kind == "CLOTH":
             return np.asarray(body.vertex_positions, dtype=np.float64)
+        if entry.kind == WHITEWATER:
+            return whitewater.block_points(entry.handle.whitewater)[0]
         return np.asarray(self._world().positions, dtype=np.float64)[body.indices]
 
     def active(self, entry: SourceEntry) -> np.ndarray | None:
         """Which of a fluid's particles are live at the runner's frame ((N,) bool; None for other kinds):
         the bake parks the others where the liquid surface deletes them."""
+        if entry.kind == WHITEWATER:
+            return whitewater.block_points(entry.handle.whitewater)[1]
         if entry.kind not in FLUID_ROLES:
             return None
         return np.asarray(self._world().particle_active, dtype=bool)[entry.handle.body.indices]
@@ -84,7 +99,10 @@ class LiveSource:
         return snapshot
 
     def restore(self, frame: int, arrays: Mapping[str, np.ndarray]) -> None:
-        """Continue from a snapshot (``Snapshot.to_arrays`` of an interrupted bake) at ``frame``."""
+        """Continue from a snapshot (``Snapshot.to_arrays`` of an interrupted bake) at ``frame``. Not with
+        whitewater (its particles are not in the snapshot): ValueError, and the bake starts again."""
+        if any(e.whitewater is not None for e in self.sim.entries):
+            raise ValueError("whitewater is not kept in the bake's snapshot")
         self.sim.adopt_state(frame, Snapshot.from_arrays(arrays))
 
     def close(self, scene: bpy.types.Scene) -> None:

@@ -24,8 +24,8 @@ import numpy as np
 
 from .. import cachefiles as cf
 from .. import mesh_io
-from ..fluids import park_inactive
-from ..rna import mesh_of
+from ..fluids import FLUID_ROLES, park_inactive, shown_points
+from ..rna import mesh_of, object_settings
 from ..transforms import basis_matrix, parent_frame, rest_transform_values
 from .live_source import SourceEntry
 from .outputs import quaternion_from_matrix
@@ -51,6 +51,7 @@ class Target:
     scale: np.ndarray | None = None
     previous_quat: np.ndarray | None = None
     writer: cf.PC2Writer | None = None
+    smooth_radius: float = 0.0  # liquid with Smooth Surface: the particle radius, m (0: points as they are)
 
     @property
     def kind(self) -> str:
@@ -65,10 +66,14 @@ class Target:
         output: str,
         uid: str,
         depsgraph: bpy.types.Depsgraph,
+        radius: float = 0.0,
     ) -> Target:
-        """The target of a body just built (objects at the start frame, ``depsgraph`` evaluated there)."""
+        """The target of a body just built (objects at the start frame, ``depsgraph`` evaluated there;
+        ``radius``: the particle radius, m, which a liquid's Smooth Surface smooths over)."""
         matrix = mesh_io.matrix_to_numpy(write_obj.matrix_world)
         target = cls(entry, obj, write_obj, output, uid, 0, np.linalg.inv(matrix))
+        if entry.kind in FLUID_ROLES and bool(object_settings(obj).surface_smooth):
+            target.smooth_radius = float(radius)
         if entry.kind == "RIGID":
             if output == "PC2":
                 target.rigid_vertices = mesh_io.evaluated_positions(obj, depsgraph)
@@ -95,6 +100,8 @@ class Target:
         to_local = self.to_local
         if self.entry.handle.animated:  # the object moves (its own animation or a parent's): this frame's
             to_local = np.linalg.inv(mesh_io.matrix_to_numpy(self.write_obj.matrix_world))
+        if live is not None and self.smooth_radius > 0.0:  # the smoothed centres the add-on shows live
+            value = shown_points(value, live, self.smooth_radius, True)
         local = mesh_io.transform_points(to_local, value)
         # Fluid not yet poured or drained: parked where the liquid surface deletes it, so the cache
         # replays without the add-on.
