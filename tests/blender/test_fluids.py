@@ -338,7 +338,8 @@ def test_fluid_bake_replays_without_the_addon(bpy_clean: ModuleType, tmp_path: P
     scene = small_scene(bpy, radius=R)
     scene.frame_end = frames
     tap = _animated_tap(bpy, scene, 2, 10, 2.4)
-    drain = add_cube(bpy, size=1.0, location=(0.5, 0.0, 1.0))
+    # Below the tap's path and ahead of it: the pour carries the tap's motion (up to 3.4 m/s along x).
+    drain = add_cube(bpy, size=2.0, location=(1.0, 0.0, 0.5))
     drain.name = "Drain"
     assert run_op(bpy, "make_outflow", drain) == {"FINISHED"}
     tap.unified_particles.fluid_surface = "SPHERES"
