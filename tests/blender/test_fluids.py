@@ -123,8 +123,10 @@ def test_inflow_emits_the_expected_count_per_frame_and_follows_its_animation(bpy
     holds 2 x 2 columns at spacing 2R, so each layer is 4 particles. The flow has travelled
     D(n) = (n - 3 + 1) v dt by the end of frame n, and layers leave 2R apart: L(n) = ceil(D(n) / 2R)
     layers by then (v dt / 2R = 0.5: one layer every other frame). Zero gravity: a layer emitted in frame
-    n keeps the x of the tap at frame n and moves only along -z. The particle count is fixed from the
-    start (every slot reserved) and nothing is live at the start frame."""
+    n leaves the tap where it is at frame n with the tap's own velocity added (issue 25 item 9: 1 m in
+    10 frames, eased in and out; before, it kept the tap's x and moved only along -z), so at the end of
+    that frame it is ahead of the tap in x by what the tap moved over the frame. The particle count is
+    fixed from the start (every slot reserved) and nothing is live at the start frame."""
     bpy = bpy_clean
     scene = small_scene(bpy, radius=R)
     scene.use_gravity = False
@@ -144,6 +146,7 @@ def test_inflow_emits_the_expected_count_per_frame_and_follows_its_animation(bpy
     capacity = 4 * layers(end)
     scene.frame_set(1)
     seen = 0
+    tap_before = float(tap.matrix_world.translation.x)
     for frame in range(1, 13):
         scene.frame_set(frame)
         assert scene.unified_particles.last_error == ""
@@ -153,13 +156,16 @@ def test_inflow_emits_the_expected_count_per_frame_and_follows_its_animation(bpy
         active = body.active
         assert int(active.sum()) == 4 * layers(frame), frame
         new = np.flatnonzero(active)[seen:]
-        if new.size:  # this frame's layers: below the tap where it is now
+        if new.size:  # this frame's layers: below the tap where it is now, carried on by its motion
             x = np.asarray(body.positions)[new]
             tap_x = float(tap.matrix_world.translation.x)
-            assert abs(float(x[:, 0].mean()) - tap_x) < 0.25 * R, (frame, x[:, 0].mean(), tap_x)
+            carried = tap_x - tap_before  # u dt: the tap's motion over the frame (its keys ease in)
+            assert carried > 0.5 * R  # it does move
+            assert abs(float(x[:, 0].mean()) - (tap_x + carried)) < 0.25 * R, (frame, x[:, 0].mean(), tap_x)
             assert np.all(x[:, 2] < 2.1 + 1e-6)
             assert np.all(x[:, 2] > 2.0 - 0.1 - speed * dt - 1e-6)
         seen = int(active.sum())
+        tap_before = float(tap.matrix_world.translation.x)
         shown = local_positions(particles)
         parked = shown[:, 2] < module("blender.liquid_surface").INACTIVE_BELOW_Z
         assert int(parked.sum()) == capacity - seen  # not yet poured: parked where the surface drops them
@@ -334,7 +340,8 @@ def test_fluid_bake_replays_without_the_addon(bpy_clean: ModuleType, tmp_path: P
     scene = small_scene(bpy, radius=R)
     scene.frame_end = frames
     tap = _animated_tap(bpy, scene, 2, 10, 2.4)
-    drain = add_cube(bpy, size=1.0, location=(0.5, 0.0, 1.0))
+    # Below the tap's path and ahead of it: the pour carries the tap's motion (up to 3.4 m/s along x).
+    drain = add_cube(bpy, size=2.0, location=(1.0, 0.0, 0.5))
     drain.name = "Drain"
     assert run_op(bpy, "make_outflow", drain) == {"FINISHED"}
     tap.unified_particles.fluid_surface = "SPHERES"
@@ -512,3 +519,37 @@ def test_inflow_speed_changed_before_baking_bakes_every_slot(bpy_clean: ModuleTy
     evaluated = particles.evaluated_get(bpy.context.evaluated_depsgraph_get())
     assert len(evaluated.data.vertices) > 0  # the cache applies (a mismatch leaves the surface empty)
     assert scene.unified_particles.last_error == ""
+
+
+def test_a_force_field_pushes_a_liquid_as_one_object(bpy_clean: ModuleType) -> None:
+    """Issue 25 item 9: force fields act on liquids as on grains, the liquid one object: a PLANE Force
+    field of strength F (the same at every height) pushes a Fluid of mass M with a = F / (M fps) (fields
+    are evaluated with vel_to_sec = fps, as for Blender's rigid bodies), so its mean velocity after t is
+    a t (semi-implicit Euler is exact in v; every pair term of the liquid conserves momentum). Field
+    Weight 0 (now shown for liquids too) turns it off."""
+    bpy = bpy_clean
+    fps, frames = 24, 6
+    scene = small_scene(bpy, radius=R)
+    scene.use_gravity = False
+    scene.render.fps = fps
+    scene.frame_end = frames + 1
+    cube = add_cube(bpy, size=0.2, location=(0.0, 0.0, 1.0))
+    assert run_op(bpy, "make_fluid", cube) == {"FINISHED"}
+    assert bpy.ops.object.effector_add(type="FORCE", location=(0.0, 0.0, -1.0)) == {"FINISHED"}
+    field = bpy.context.active_object
+    field.field.shape = "PLANE"
+    field.field.strength = 2.0 * fps
+    scene.frame_set(1)
+    scene.frame_set(1 + frames)
+    assert scene.unified_particles.last_error == ""
+    body = fluid_body(bpy, scene, cube.name)
+    mass = body.count * 1000.0 * SPACING**3  # Make Fluid gives Water, 1000 kg/m^3
+    expected = 2.0 * fps / mass / fps * frames / fps
+    v = np.asarray(body.velocities).mean(axis=0)
+    assert v[2] == pytest.approx(expected, rel=1e-6)
+    assert np.abs(v[:2]).max() < 1e-9
+    scene.frame_set(1)
+    cube.unified_particles.field_weight = 0.0
+    scene.frame_set(1 + frames)
+    body = fluid_body(bpy, scene, cube.name)
+    assert np.abs(np.asarray(body.velocities).mean(axis=0)).max() < 1e-9  # (cohesion draws it together)

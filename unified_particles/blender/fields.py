@@ -52,7 +52,7 @@ FIELD_SETTINGS = (
     "use_global_coords",
 )
 # Body kinds of the frame path's entries that force fields push.
-BODY_KINDS = ("RIGID", "CLOTH", "GRANULAR")
+BODY_KINDS = ("RIGID", "CLOTH", "GRANULAR", "FLUID", "INFLOW")
 # Blender's per-type effector weights read, by the core's field kind.
 WEIGHT_KINDS = {
     "FORCE": "force",

@@ -9,7 +9,9 @@ Roles (``object.unified_particles.role``):
   the *Liquid Surface* Geometry Nodes modifier (:mod:`.liquid_surface`).
 * **INFLOW**: the object pours fluid from its volume every frame between its start and end frames,
   at ``flow_velocity`` m/s along one of its local axes (default local -Z: an unrotated object pours
-  straight down, like a tap), following its animation. Its fluid has a particle object of its own.
+  straight down, like a tap), following its animation; keyframed motion of the object adds its own
+  velocity at each emitted point (``transforms.keyed_point_velocities``). Its fluid has a particle
+  object of its own.
   The object itself stays visible as a wireframe and is hidden in renders.
 * **OUTFLOW**: fluid inside the object (its evaluated mesh, where its animation puts it) is removed at
   the end of every frame. Shown as a wireframe, hidden in renders.
@@ -55,7 +57,7 @@ from ..core.surface_kernels import flat_surface_shift, smoothed_centres
 from . import granular, liquid_surface, mesh_io
 from .mesh_io import FloatArray, IntArray
 from .rna import context_scene, frame_seconds, mesh_of, object_settings
-from .transforms import fcurves
+from .transforms import fcurves, keyed_point_velocities
 
 # Local z of an inactive particle in its particle object: well below the liquid surface's threshold
 # (INACTIVE_BELOW_Z = -1e5 m) and well inside the core's coordinate limit (geometry.MAX_COORDINATE).
@@ -489,7 +491,10 @@ def emit_inflows(
         points = points[unblocked(points, occupied, 0.5 * entry.emitter.spacing)]
         free = entry.body.capacity - entry.body.count
         if free > 0 and len(points):
-            entry.body.emit(points[:free], velocity)
+            points = points[:free]
+            # A moving nozzle throws its liquid with its own motion too (a hose swung, a tap carried).
+            carried = keyed_point_velocities(obj, frame, entry.emitter.dt, points, depsgraph)
+            entry.body.emit(points, velocity[None, :] + carried)
 
 
 @dataclass

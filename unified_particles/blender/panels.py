@@ -217,7 +217,7 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             row = col.row()
             row.use_property_decorate = True  # the keyframe dot: Animated is meant to be keyframed
             row.prop(settings, "animated")
-        if role in ("RIGID", "CLOTH", "GRANULAR"):  # force field objects act on it by this much
+        if role in ("RIGID", "CLOTH", "GRANULAR", "FLUID", "INFLOW"):  # force fields act on it by this much
             col.prop(settings, "field_weight", slider=True)
 
 

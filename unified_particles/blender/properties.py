@@ -515,8 +515,8 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
     # Fluid and Inflow (blender/fluids.py): the liquid's material, per object.
     viscosity: FloatProperty(  # type: ignore[valid-type]
         name="Viscosity",
-        description="How thick the liquid is: the fraction of the velocity difference to its neighbours "
-        "removed per small step (XSPH; dimensionless, water 0.01, honey 0.4)",
+        description="How thick the liquid is: XSPH viscosity per small step, taken implicitly so every "
+        "value up to 1 is thicker than the one below (dimensionless, water 0.01, honey 1.0)",
         default=0.01,
         min=0.0,
         max=1.0,

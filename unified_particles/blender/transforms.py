@@ -117,6 +117,32 @@ def animation_values(
     return mode, values
 
 
+def keyed_point_velocities(
+    obj: bpy.types.Object, frame: int, dt: float, points: FloatArray, depsgraph: bpy.types.Depsgraph | None
+) -> FloatArray:
+    """(P, 3) m/s, the velocity of world ``points`` carried by the object's keyframed transform over the
+    frame before ``frame``: v = (p - M(f - 1) M(f)^-1 p) / dt, M(f) = parent @ basis of the keys at f
+    (rotation and scale included). Zero without keyframes of its own transform, with constraints or
+    drivers (evaluated by Blender, not at other frames here); a moving parent's motion is not included.
+    Read from the F-curves at both frames, so it does not depend on the frame Blender is at."""
+    out = np.zeros((len(points), 3))
+    anim = obj.animation_data
+    drivers = set() if anim is None else {id(d) for d in anim.drivers}
+    keyed = [c for c in fcurves(obj) if c.data_path in _CHANNEL_OFFSET and id(c) not in drivers]
+    if not keyed or len(obj.constraints) or not len(points) or dt <= 0.0:
+        return out
+    mode, typed = transform_values(obj)
+    now, before = list(typed), list(typed)
+    for curve in keyed:
+        i = _CHANNEL_OFFSET[curve.data_path] + int(curve.array_index)
+        now[i], before[i] = float(curve.evaluate(frame)), float(curve.evaluate(frame - 1))
+    parent = parent_frame(obj, depsgraph)
+    m_now, m_before = parent @ basis_matrix(obj, mode, now), parent @ basis_matrix(obj, mode, before)
+    back = m_before @ np.linalg.inv(m_now)
+    earlier = points @ back[:3, :3].T + back[:3, 3]
+    return np.asarray((points - earlier) / dt, dtype=np.float64)
+
+
 def animation_matrix(
     obj: bpy.types.Object,
     depsgraph: bpy.types.Depsgraph | None,

@@ -469,10 +469,14 @@ class FieldSystem:
         self.cloth_triangles.append(np.asarray(triangles, dtype=np.int64) + int(indices[0]))
         self._cache_key = ()
 
-    def _arrays(self, model: ParticleModel, xt: FloatArray) -> dict[str, Any]:
-        """Per-particle: body number, weight, force-to-acceleration scale; per body and kind: weights."""
+    def _arrays(self, model: ParticleModel, xt: FloatArray, active: BoolArray) -> dict[str, Any]:
+        """Per-particle: body number, weight, force-to-acceleration scale; per body and kind: weights.
+
+        A body's mass is that of its live particles: an inflow's free slots (``Fluid.emit``) weigh
+        nothing, else a field pushed a first poured layer as if every reserved slot were already
+        there (an inflow reserving 100 times its first frame's particles: a 100 times weaker push)."""
         n = model.particle_count
-        key = (n, len(self.bodies), id(model.particle_inv_mass))
+        key = (n, len(self.bodies), id(model.particle_inv_mass), active.tobytes())
         if key == self._cache_key:
             return self._derived
         body_of = np.zeros(n, np.int64)
@@ -484,7 +488,7 @@ class FieldSystem:
             weight[body.indices] = self.weight(body)
             kind_weight[:, b] = [self.weight(body, k) for k in KINDS]
         w = model.particle_inv_mass
-        mass = np.divide(1.0, w, out=np.zeros(n), where=w > 0.0)
+        mass = np.divide(1.0, w, out=np.zeros(n), where=(w > 0.0) & active)
         body_mass = np.bincount(body_of, weights=mass, minlength=nb)
         scale = weight / np.maximum(body_mass[body_of], _TINY)  # w_b / M_b per particle
         tris = np.concatenate(self.cloth_triangles) if self.cloth_triangles else np.zeros((0, 3), np.int64)
@@ -532,8 +536,8 @@ class FieldSystem:
         time = self.clock() + time_in_frame
         x, v = state.positions, state.velocities
         xt, vt = np.ascontiguousarray(x.T), np.ascontiguousarray(v.T)
-        d = self._arrays(model, xt)
-        dynamic = model.particle_dynamic & (d["weight"] > 0.0)
+        d = self._arrays(model, xt, state.active)
+        dynamic = model.particle_dynamic & (d["weight"] > 0.0) & state.active
         if not dynamic.any():
             return None
         acc = np.zeros_like(xt)

@@ -447,8 +447,9 @@ class World:
             points: (P, 3) particle centres, metres, P may be 0 (an emitter); points on the lattice of
                 ``fill_mesh_with_fluid`` (spacing 2r) are exactly at rest density.
             density: kg/m^3; each particle weighs density * (2r)^3. Bodies lighter than it float.
-            viscosity: 0..1, XSPH viscosity: the fraction of the velocity difference to the neighbours
-                removed per small step (water 0.01, honey 0.4).
+            viscosity: 0..1, XSPH viscosity per small step, implicit (:mod:`.viscosity`): a kinematic
+                viscosity of about 0.26 * viscosity * (r / 3 cm)^2 m^2/s at 16 small steps per frame
+                (water 0.01, honey 1.0).
             cohesion: 0..1, surface tension and cohesion (Akinci et al. 2013), a fraction of a 4 m/s^2
                 peak acceleration per neighbour pair (``fluid.COHESION_ACCELERATION``).
             adhesion: 0..1, attraction to solid particles, a fraction of the same acceleration.
