@@ -21,7 +21,7 @@ from . import sweeps
 from .contacts import ColliderContacts
 from .deforming import DeformingSurface
 from .exact import ExactSurface, plan_contacts, soup_faces, volume_cell
-from .poses import as_transform, rotation_exp, rotation_log
+from .poses import as_transform, rotation_exp, rotation_log, scale_changed
 from .volume import VolumeContacts
 
 FloatArray = NDArray[np.float64]
@@ -29,11 +29,6 @@ IntArray = NDArray[np.int64]
 
 # Poses (rotation, translation) kept per collider, keyed by matrix: a frame needs two (start, target).
 POSE_CACHE_SIZE = 4
-
-
-# Relative change of a collider's scale (polar factor) below which its distance volume is kept: 10 um a
-# metre, far below any particle, far above float32 matrices' rounding (6e-8).
-_SCALE_TOLERANCE = 1e-5
 
 
 @dataclass
@@ -157,11 +152,7 @@ class MeshCollider:
         """Move the collider to ``matrix`` (4x4, object to world) by the end of the next step."""
         m = as_transform(matrix, "collider transform")
         _, s = polar(m[:3, :3])
-        # Rebuild only for a real change of scale: a turning object's float32 matrix (Blender's) leaves
-        # its polar factor ~1e-7 off the identity off the diagonal, which an absolute 1e-9 took for a
-        # new scale and rebuilt the distance volume every frame (13 s a frame for a 0.5 m sphere at r 2 cm).
-        tolerance = _SCALE_TOLERANCE * float(np.abs(self._scale).max())
-        if not np.allclose(s, self._scale, rtol=0.0, atol=tolerance):
+        if scale_changed(s, self._scale):
             self._build(m)
         self._transform = m
 

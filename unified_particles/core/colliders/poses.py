@@ -56,3 +56,16 @@ def rotation_exp(w: FloatArray) -> FloatArray:
     k = w / angle
     kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
     return np.asarray(np.eye(3) + np.sin(angle) * kx + (1.0 - np.cos(angle)) * (kx @ kx), dtype=np.float64)
+
+
+# Relative change of a collider's scale (polar factor) below which its distance volume is kept: 10 um a
+# metre, far below any particle, far above float32 matrices' rounding (6e-8). A turning object's float32
+# matrix (Blender's) leaves its polar factor ~1e-7 off the identity: an absolute 1e-9 took that for a new
+# scale and rebuilt the volume every frame (13 s a frame for a 0.5 m sphere at r 2 cm).
+SCALE_TOLERANCE = 1e-5
+
+
+def scale_changed(scale: FloatArray, previous: FloatArray) -> bool:
+    """True when ``scale`` (3, 3) differs from ``previous`` by more than ``SCALE_TOLERANCE`` (relative)."""
+    tolerance = SCALE_TOLERANCE * float(np.abs(previous).max())
+    return not np.allclose(scale, previous, rtol=0.0, atol=tolerance)
