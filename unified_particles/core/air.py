@@ -80,6 +80,10 @@ class Air:
         c = 0.5 * AIR_DENSITY * PLATE_DRAG_COEFFICIENT * viscosity
         self.coefficient = np.concatenate([self.coefficient, np.full(len(tris), c)])
 
+    def reset(self) -> None:
+        """The triangles changed in place (a cloth tore, core/tearing.py)."""
+        self._flat = None
+
     def apply(
         self,
         x: FloatArray,
