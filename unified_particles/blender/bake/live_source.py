@@ -68,8 +68,8 @@ class LiveSource:
         if entry.kind == "RIGID":
             assert entry.handle.rest_matrix is not None
             return np.asarray(body.transform, dtype=np.float64) @ entry.handle.rest_matrix
-        if entry.kind == "CLOTH":
-            return np.asarray(body.vertex_positions, dtype=np.float64)
+        if entry.kind == "CLOTH":  # per mesh vertex (a tearing cloth's unwelded render vertices)
+            return np.asarray(entry.handle.cloth_positions(), dtype=np.float64)
         return np.asarray(self._world().positions, dtype=np.float64)[body.indices]
 
     def active(self, entry: SourceEntry) -> np.ndarray | None:
