@@ -97,6 +97,8 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
     # Mixed sizes (issue 22): sand and rocks 10x apart, and the same scene at one size.
     out.append(Job("S9", "ours", "benchmarks.ours", ["S9", *fr, *b], budget + 600))
     out.append(Job("S9-one", "ours", "benchmarks.ours", ["S9-one", *fr, *b], budget + 600))
+    # Tearing cloth (issue 27): a 100 x 100 sheet torn by a ball.
+    out.append(Job("S10", "ours", "benchmarks.ours", ["S10", *fr, *b], budget + 900))
     # Fluids (issue 13): the dam breaks of benchmarks/scenes.py.
     f100k = min(f, S7_100K_FRAMES)
     f8 = ["--frames", str(min(f, S8_FRAMES))]
@@ -133,6 +135,7 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
         "S8",
         "S9",
         "S9-one",
+        "S10",
     ]
     out.sort(key=lambda j: order.index(j.scene))
     if only:
