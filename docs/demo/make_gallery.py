@@ -8,6 +8,7 @@ Fluid / Collider, a preset, Bake), baked, and rendered with Cycles on the CPU wi
 - ``granular``: sand poured onto a crate, piling up around it;
 - ``fluid``: water poured onto sand, a crate floating in it (needs the Fluid role: skipped, with a
   message, in a build of the add-on that has none);
+- ``curtain``: a curtain torn by a steel ball (``gallery_tear.py``, Tear Strain);
 - ``loop``: the README scene's first seconds as a small looping animated WebP.
 
 Stills go to docs/images/gallery/<name>.jpg, the animation to docs/images/gallery/hammock.webp; the
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bpy  # noqa: E402
 import make_demo  # noqa: E402
+from gallery_tear import curtain  # noqa: E402
 from make_demo import (  # noqa: E402
     REPO,
     SAND_DARK,
@@ -253,6 +255,7 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "cloth": cloth,
     "granular": granular,
     "fluid": fluid,
+    "curtain": curtain,
 }
 
 

@@ -5,9 +5,11 @@ Representation (docs/physics.md, "Tearing cloth"). The cloth is simulated welded
 vertex) but drawn unwelded: every triangle corner is its own render vertex and follows one particle
 (``corner_particle``, (3F,)). Each tearable vertex (in the tear mask, not pinned or soft-pinned) gets a
 spare particle, reserved when the cloth is added and inactive (``ParticleState.active``: it takes part in
-nothing) until used. After every small step an edge whose strain |x_a - x_b| / L - 1 exceeds
-``tear_strain`` breaks: its stretch constraint, the bending constraint across it and the stretch limit of
-its diamond go (infinite compliance, zero stiffness: the coloured solvers keep their colours). Then the
+nothing) until used. After every small step an interior edge whose membrane strain across it (fan-averaged,
+:meth:`TearingCloth._fan_stretch`) exceeds ``tear_strain`` breaks: its two triangles part there. Each keeps
+its own copy of the edge (the edge's twin constraint, idle until then, holds the second triangle's
+corners); the bending constraint across it and its diamond's stretch limit go (infinite compliance, zero
+stiffness: the coloured solvers keep their colours). Then the
 corners around each vertex are grouped into the fans still joined by unbroken edges (connected components
 of the corner links, by label propagation); a vertex whose fan fell apart keeps its particle for one part
 and gives each other part a spare, which starts at the vertex's position with its velocity. Every particle
@@ -145,6 +147,17 @@ class TearingCloth:
             self.edges, x, stretch_compliance, ends, np.arange(len(keys), dtype=np.int64), True
         )
         self.stretch_compliance = stretch_compliance
+        # Each interior edge's twin: the same edge on its second triangle's corners, idle (infinite
+        # compliance) until the edge breaks; then each side keeps its own copy of the edge.
+        twin = ends.copy()
+        twin[edge_of[h1]] = np.stack([lo_c[h2], hi_c[h2]], axis=1)
+        interior = np.zeros(len(keys), dtype=bool)
+        interior[edge_of[h1]] = True
+        self.twin_corners = twin[self.stretch_edge]
+        st = self.stretch
+        self.twin = DistanceConstraints(
+            st.a.copy(), st.b.copy(), st.rest_length, np.full(len(st.a), np.inf), st.colour_slices
+        )
         diamond_c = np.stack([lo_c[h1], hi_c[h1], co[h1], co[h2]], axis=1)
         keep = cv[diamond_c[:, 2]] != cv[diamond_c[:, 3]]
         diamond_c, diamond_e = diamond_c[keep], edge_of[h1][keep]
@@ -168,9 +181,9 @@ class TearingCloth:
             self.limit, self.limit_corners, self.limit_edge = _coloured(
                 pairs, x, 0.0, diamond_c[:, 2:], diamond_e, True
             )
-        both = tearable[self.edges[:, 0]] & tearable[self.edges[:, 1]]
-        self.tearable_con = np.flatnonzero(both[self.stretch_edge])  # stretch constraints that may break
-        self._edge_tearable = both
+        # Interior edges with both ends tearable may part (a boundary edge has nothing to part from).
+        both = tearable[self.edges[:, 0]] & tearable[self.edges[:, 1]] & interior
+        self.tearable_con = np.flatnonzero(both[self.stretch_edge])
         self.splittable = tearable
         # Rest data of the fan stretch (_fan_stretch): each triangle's Dm^+ (2, 3) (its rest edge vectors'
         # pseudo-inverse), area, and the tearable edges' rest directions and rest readings d C_rest d.
@@ -180,10 +193,17 @@ class TearingCloth:
         outer = [np.einsum("fi,fj->fij", u, w).reshape(-1, 9) for u, w in ((p0, p0), (p1, p1), (p0, p1))]
         mixed = outer[2] + outer[2].reshape(-1, 3, 3).transpose(0, 2, 1).reshape(-1, 9)
         self._basis = (outer[0], outer[1], mixed)
-        self._tri_edges = edge_of.reshape(-1, 3)  # (F, 3) each triangle's edges
-        self._tri_area = 0.5 * np.linalg.norm(np.cross(dm[:, :, 0], dm[:, :, 1]), axis=1)
-        e = self.edges[self.stretch_edge[self.tearable_con]]
-        d = x[e[:, 1]] - x[e[:, 0]]
+        normal = np.cross(dm[:, :, 0], dm[:, :, 1])  # (F, 3), |normal| = 2 A
+        self._tri_area = 0.5 * np.linalg.norm(normal, axis=1)
+        edge_id = self.stretch_edge[self.tearable_con]
+        e = self.edges[edge_id]
+        # The direction across each edge, in the cloth's rest plane there: the edge times the mean normal
+        # of its two triangles. A crack along the edge opens under the stretch across it (mode I).
+        tri_edges = edge_of.reshape(-1, 3)
+        side = np.stack(
+            [np.bincount(tri_edges.ravel(), np.repeat(normal[:, k], 3), len(keys)) for k in range(3)]
+        )
+        d = np.cross(x[e[:, 1]] - x[e[:, 0]], side[:, edge_id].T)
         d = d / np.maximum(np.linalg.norm(d, axis=1), 1e-300)[:, None]
         self._edge_dd = np.einsum("ki,kj->kij", d, d).reshape(-1, 9)
         self._edge_rest_c = np.ones(len(d))
@@ -212,20 +232,20 @@ class TearingCloth:
 
     # ------------------------------------------------------------------ constraints on the particles now
     def _constraints_changed(self) -> None:
-        """Point the constraints at the corners' particles; broken ones get no stiffness."""
+        """Point the constraints at the corners' particles; those across broken edges get no stiffness,
+        the broken edges' twins theirs."""
         cp = self.corner_particle
-        # The fan stretch's corner weights: a triangle that lost an edge carries no load (its stretch
-        # would read as the fabric's and tear the whole row after one edge).
-        local = cp - self.first
+        local = cp - self.first  # the fan stretch's corners, weighted by their triangles' areas
         self._tri_particles = local.reshape(-1, 3)
-        intact = self.edge_alive[self._tri_edges].all(axis=1)
-        self._corner_weight = np.repeat(self._tri_area * intact, 3)[:, None]
+        self._corner_weight = np.repeat(self._tri_area, 3)[:, None]
         n = self.n_vertices + len(self.spares)
         self._particle_weight = np.bincount(local, weights=self._corner_weight[:, 0], minlength=n)
         self._flat9 = (local[:, None] * 9 + np.arange(9)).ravel()
         s = self.stretch
         s.a, s.b = cp[self.stretch_corners[:, 0]], cp[self.stretch_corners[:, 1]]
-        s.compliance = np.where(self.edge_alive[self.stretch_edge], self.stretch_compliance, np.inf)
+        t = self.twin
+        t.a, t.b = cp[self.twin_corners[:, 0]], cp[self.twin_corners[:, 1]]
+        t.compliance = np.where(self.edge_alive[self.stretch_edge], np.inf, self.stretch_compliance)
         if self.bend is not None:
             self.bend.a, self.bend.b = cp[self.bend_corners[:, 0]], cp[self.bend_corners[:, 1]]
             self.bend.compliance = np.where(self.edge_alive[self.bend_edge], self.bend_compliance, np.inf)
@@ -244,6 +264,7 @@ class TearingCloth:
             out.append(BendingSolver(self.bend_iso, inv_mass, h, self.iso_colour))
         if len(self.stretch):
             out.append(GaussSeidelSolver(self.stretch, inv_mass, h))
+            out.append(GaussSeidelSolver(self.twin, inv_mass, h))  # the broken edges' second sides
         if self.limit is not None and len(self.limit):
             out.append(GaussSeidelSolver(self.limit, inv_mass, h, unilateral=True))
         return out
@@ -258,12 +279,12 @@ class TearingCloth:
 
     # ------------------------------------------------------------------ tearing
     def _fan_stretch(self, xl: FloatArray) -> FloatArray:
-        """Stretch (1 + strain) of the membrane along each tearable edge at positions ``x`` (N, 3): the
-        right Cauchy-Green tensor C = F^T F of every triangle (F its deformation gradient), averaged over
-        the fans of the edge's two particles (area-weighted), read along the edge's rest direction d:
-        sqrt(d C d / d C_rest d). An edge's own length would not do: with more pull than the stiff edges
-        allow, a Gauss-Seidel sweep leaves its last colour at rest length and the others over-stretched
-        (a strip pulled 5% showed edges at 0% and 12.6% alternating); the fan mean reads the 5%."""
+        """Stretch (1 + strain) of the membrane across each tearable edge at positions ``xl``: the right
+        Cauchy-Green tensor C = F^T F of every triangle (F its deformation gradient), averaged over the
+        fans of the edge's two particles (area-weighted), read across the edge (its rest in-plane normal d):
+        sqrt(d C d / d C_rest d). Edge lengths would not do: with more pull than the stiff edges allow, a
+        Gauss-Seidel sweep leaves its last colour at rest length and the others over-stretched (a strip
+        pulled 5% showed edges at 0% and 12.6% alternating); the fan mean reads the 5%."""
         p = self._tri_particles  # (F, 3) local particle numbers; xl: (V + S, 3) this cloth's particles
         e1, e2 = xl[p[:, 1]] - xl[p[:, 0]], xl[p[:, 2]] - xl[p[:, 0]]
         g00, g11, g01 = (np.einsum("ij,ij->i", u, w)[:, None] for u, w in ((e1, e1), (e2, e2), (e1, e2)))
@@ -274,7 +295,7 @@ class TearingCloth:
         acc = acc.reshape(-1, 9) / np.maximum(self._particle_weight, 1e-300)[:, None]
         s, k = self.stretch, self.tearable_con
         mean = 0.5 * (acc[s.a[k] - self.first] + acc[s.b[k] - self.first])  # (K, 9)
-        reading = np.einsum("kj,kj->k", mean, self._edge_dd)  # d^T C d
+        reading = np.einsum("kj,kj->k", mean, self._edge_dd)  # d^T C d, d across the edge
         return np.sqrt(np.maximum(reading, 0.0) / self._edge_rest_c)
 
     def tear(self, x: FloatArray) -> bool:
@@ -287,12 +308,6 @@ class TearingCloth:
         if not len(edge):
             return False
         self.edge_alive[edge] = False
-        # A triangle that lost an edge is no longer cloth; an edge left with no intact triangle is a
-        # thread, not a membrane, and goes too (else a quad torn on both sides hangs on its diagonal).
-        # Only edges of failed triangles go, so this fails no further triangle: no cascade.
-        intact = self.edge_alive[self._tri_edges].all(axis=1)
-        held = np.bincount(self._tri_edges[intact].ravel(), minlength=len(self.edges)) > 0
-        self.edge_alive &= held | ~self._edge_tearable
         return True
 
     def split(self, state: ParticleState) -> None:
