@@ -1,6 +1,6 @@
 """Our solver (unified_particles.core) on one standard scene, in its own process so peak memory is per scene.
 
-    python -m benchmarks.ours S1|S2|S2-auto|S3|S4-10k|...|S9|S9-one|S10|HAIR [--frames N]
+    python -m benchmarks.ours S1|S2|S2-auto|S3|S4-10k|...|S9|S9-one|S10|S11|HAIR [--frames N]
                               [--budget S]
                               [--profile] [--ablate LEVER]
 
@@ -420,6 +420,35 @@ def _fluid_profile_groups(frames: int) -> dict:
     }
 
 
+def run_s11(frames: int) -> dict:
+    """S11 (issue 27): a 100 x 100 tearing cloth (2 m, pinned along its frame, tear strain 0.02) torn by a
+    60 kg ball dropped on it from 0.4 m; memory includes the spare particles (one per tearable vertex)."""
+    from unified_particles.core.primitives import grid_mesh, uv_sphere_mesh
+
+    base = peak_rss_mb()
+    t0 = time.perf_counter()
+    w = _world(radius=0.01)
+    v, f = grid_mesh(size=2.0, vertices_per_side=100, center=(0.0, 0.0, 1.0))
+    frame_pins = np.flatnonzero(np.abs(v[:, :2]).max(axis=1) > 0.999)
+    cloth = w.add_cloth(v, f, mass=0.4, pinned=frame_pins, bending_rigidity=1.5e-5, tear_strain=0.02)
+    bv, bf = uv_sphere_mesh(radius=0.2, center=(0.0, 0.0, 1.6), segments=16, rings=8)
+    w.add_rigid(bv, bf, density=1800.0, radius=0.02)
+    build_s = time.perf_counter() - t0
+    times = time_frames(lambda f: w.step(1.0 / scenes.FPS), lambda f: None, frames)
+    return result(
+        "S11",
+        "ours",
+        times,
+        particles=len(w.positions),
+        constraints=_count_constraints(w, None),
+        quality={"torn_edges": cloth.torn_edges, "spares_used": int(cloth.tear.used)},
+        base_rss_mb=base,
+        build_s=build_s,
+        notes=f"100 x 100 vertices + {len(cloth.tear.spares)} spare particles; torn edges at the end: "
+        f"{cloth.torn_edges}",
+    )
+
+
 def run(scene: str, frames: int) -> dict:
     if scene == "S1":
         return run_s1(frames)
@@ -435,6 +464,8 @@ def run(scene: str, frames: int) -> dict:
         return run_s9(scene, frames)
     if scene == "S10":
         return run_s10(frames)
+    if scene == "S11":
+        return run_s11(frames)
     if scene.startswith("S7-"):
         return run_dam(scene, scenes.s7_dam(scene[3:]), frames)
     if scene == "S8":
@@ -462,6 +493,7 @@ SCENES: tuple[str, ...] = (
     "S9-one",
     "HAIR",  # issue 27: benchmarks/hair_scene.py
     "S10",
+    "S11",  # issue 27: a tearing cloth
 )
 
 

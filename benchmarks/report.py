@@ -90,6 +90,7 @@ SCENE_TITLES = {
     "S9-one": "S9 at one size (the same particle count)",
     "HAIR": "Hair, 1,000 strands x 32 points on a turning head",
     "S10": "S10 six Jelly cubes on stairs (soft bodies, 20k particles)",
+    "S11": "S11 a 100 x 100 tearing cloth torn by a ball",
 }
 # The peers of S8 (issue 13): ours / each is a ratio in the summary and the fluids section.
 S8_PEERS = ("SPlisHSPlasH PBF", "SPlisHSPlasH DFSPH", "Blender Mantaflow")

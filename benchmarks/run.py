@@ -101,7 +101,10 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
     out.append(Job("S9-one", "ours", "benchmarks.ours", ["S9-one", *fr, *b], budget + 600))
     # Hair (issue 27): 1,000 strands of 32 points on a turning head (benchmarks/hair_scene.py).
     out.append(Job("HAIR", "ours", "benchmarks.ours", ["HAIR", *fr, *b], budget + 600))
+    # Soft bodies (issue 26): six Jelly cubes on stairs.
     out.append(Job("S10", "ours", "benchmarks.ours", ["S10", *fr, *b], budget + 900))
+    # Tearing cloth (issue 27): a 100 x 100 sheet torn by a ball.
+    out.append(Job("S11", "ours", "benchmarks.ours", ["S11", *fr, *b], budget + 900))
     # Fluids (issue 13): the dam breaks of benchmarks/scenes.py.
     f100k = min(f, S7_100K_FRAMES)
     f8 = ["--frames", str(min(f, S8_FRAMES))]
@@ -141,6 +144,7 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
         "S9-one",
         "HAIR",
         "S10",
+        "S11",
     ]
     out.sort(key=lambda j: order.index(j.scene))
     if only:

@@ -9,6 +9,7 @@ Fluid / Collider, a preset, Bake), baked, and rendered with Cycles on the CPU wi
 - ``fluid``: water poured onto sand, a crate floating in it (needs the Fluid role: skipped, with a
   message, in a build of the add-on that has none);
 - ``rope_bridge``, ``glued_wall``, ``flag``: ropes, glue and wind (docs/demo/gallery_rope.py);
+- ``curtain``: a curtain torn by a steel ball (``gallery_tear.py``, Tear Strain);
 - ``loop``: the README scene's first seconds as a small looping animated WebP.
 
 Stills go to docs/images/gallery/<name>.jpg, the animation to docs/images/gallery/hammock.webp; the
@@ -41,6 +42,7 @@ import gallery_hair  # noqa: E402
 import gallery_rope  # noqa: E402
 import gallery_water  # noqa: E402
 import make_demo  # noqa: E402
+from gallery_tear import curtain  # noqa: E402
 from make_demo import (  # noqa: E402
     REPO,
     SAND_DARK,
@@ -263,6 +265,7 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "hair": gallery_hair.hair,
     "glass": gallery_water.glass,
     "splash": gallery_water.splash,
+    "curtain": curtain,
 }
 
 

@@ -164,6 +164,9 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
                 if settings.pin_group:
                     col.prop(settings, "pin_stiffness", slider=True)
                     col.prop(settings, "pin_full_weight")
+            col.prop(settings, "tear_strain")
+            if obj.type == "MESH" and settings.tear_strain > 0.0:
+                col.prop_search(settings, "tear_group", obj, "vertex_groups", text="Tear Group")
             col.prop(settings, "air_viscosity")
             col.prop(settings, "self_collision")
             col.prop(settings, "use_pressure")

@@ -282,6 +282,27 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         subtype="FACTOR",
         update=_invalidate,
     )
+    tear_strain: FloatProperty(  # type: ignore[valid-type]
+        name="Tear Strain",
+        description=(
+            "Stretch at which the cloth tears, as a fraction of the rest length (0.2: an edge stretched 20% "
+            "breaks and the mesh splits there); 0 never tears. A tearing cloth's mesh is split into "
+            "triangles with their own vertices when simulated, so its bake replays the pieces without the "
+            "add-on"
+        ),
+        default=0.0,
+        min=0.0,
+        soft_max=2.0,
+        precision=3,
+        subtype="FACTOR",
+        update=_invalidate,
+    )
+    tear_group: StringProperty(  # type: ignore[valid-type]
+        name="Tear Group",
+        description="Vertex group where the cloth may tear (weight above 0.5); empty: anywhere",
+        default="",
+        update=_invalidate,
+    )
     pin_group: StringProperty(  # type: ignore[valid-type]
         name="Pin Group",
         description="Vertex group whose vertices (weight above 0.5) stay where they are",

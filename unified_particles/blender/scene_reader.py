@@ -49,6 +49,7 @@ from . import (
     mesh_io,
     rope,
     sizes,
+    tear_mesh,
     whitewater,
 )
 from .materials import TETHER_GIVE, bending_rigidity_si, soft_pin_frequency, stiffness_to_compliance
@@ -102,6 +103,8 @@ INFLOW_SETTINGS = ("flow_velocity", "flow_axis", "flow_start", "flow_end")
 # Settings of grains only (so bakes of other objects made before they existed stay up to date).
 GRANULAR_SETTINGS = ("kinetic_friction", "rolling_friction")
 HAIR_SETTINGS = ("hair_stiffness", "hair_damping", "self_collision")
+# Tearing cloth (blender/tear_mesh.py), in the change detector only when Tear Strain is above 0.
+TEAR_SETTINGS = ("tear_strain", "tear_group")
 
 
 @dataclass
@@ -134,6 +137,7 @@ class Entry:
     radii: FloatArray | None = None  # granular with its own size: each grain's radius (N,), metres
     pin_local: FloatArray | None = None  # rope: its pins' positions (K, 3) in its source's frame at build
     whitewater: Any = None  # fluid, inflow with Whitewater on: its core.Whitewater (stepped after the world)
+    corners: Any = None  # tearing cloth: (3F,) the mesh vertex of each core triangle corner (tear_mesh.py)
 
 
 def view_layer_of(scene: bpy.types.Scene) -> bpy.types.ViewLayer | None:
@@ -327,16 +331,28 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         raise RuntimeError(f"Cloth {obj.name!r} has no faces")
     area = mesh_io.surface_area(vertices, tris)
     pinned = mesh_io.vertex_group_members(obj, s.pin_group) if s.pin_group else np.zeros(0, np.int64)
+    tearing = float(s.tear_strain) > 0.0 and tear_mesh.is_unwelded(
+        mesh
+    )  # writeback.prepare_build unwelded it
+    weld, first = np.arange(len(vertices)), np.arange(len(vertices))  # mesh vertex <-> core vertex
+    if tearing:  # the core gets the cloth welded back (tear_mesh.py); pins and groups by any split copy
+        weld, first = tear_mesh.welded(local)
     soft, frequency = np.zeros(0, np.int64), np.zeros(0)
     if s.pin_group and s.pin_stiffness < 1.0:  # soft pins: every vertex of the group, by its weight
-        weights = mesh_io.vertex_group_weights(obj, s.pin_group)
+        weights = np.zeros(len(first))
+        np.maximum.at(weights, weld, mesh_io.vertex_group_weights(obj, s.pin_group))
         # Blender's meaning (Weight 1 Pins Hard): weight 1 pinned exactly, lower weights springs.
         full = weights >= 1.0 if s.pin_full_weight else np.zeros(len(weights), dtype=bool)
         soft, pinned = np.flatnonzero((weights > 0.0) & ~full), np.flatnonzero(full)
         frequency = soft_pin_frequency(float(s.pin_stiffness) * weights[soft])
+    else:
+        pinned = np.unique(weld[pinned])
+    tear_mask = None
+    if tearing and s.tear_group:
+        tear_mask = np.unique(weld[mesh_io.vertex_group_members(obj, s.tear_group)])
     body = world.add_cloth(
-        vertices,
-        tris,
+        vertices[first],
+        weld[tris],
         mass=float(s.mass) if s.mass_mode == "MASS" else max(float(s.area_density) * area, MIN_CLOTH_MASS),
         stretch_compliance=stiffness_to_compliance(s.stretch_stiffness),
         bend_compliance=stiffness_to_compliance(s.bend_stiffness),
@@ -353,6 +369,8 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         soft_pin_frequency=frequency if soft.size else 1.0,
         thickness=sizes.object_radius(obj, depsgraph),  # None: the scene's particle radius
         inflation=float(s.inflation) if s.use_pressure else None,  # a balloon (core/balloon.py)
+        tear_strain=float(s.tear_strain) if tearing else None,  # core/tearing.py
+        tear_mask=tear_mask,
     )
     # A cloth whose object moves (keyframes, parents, constraints) or whose mesh is deformed: its pins ride
     # along (move_pins).
@@ -364,6 +382,7 @@ def _add_cloth(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         rest_local=local,
         animated=deformed or is_animated(obj),
         deformed=deformed,
+        corners=tris.ravel().astype(np.int64) if tearing else None,
     )
 
 
@@ -717,6 +736,8 @@ def settings_signature(
             objects_part[name].update({prop: getattr(settings, prop) for prop in GRANULAR_SETTINGS})
         if settings.role == "HAIR":
             objects_part[name].update({prop: getattr(settings, prop) for prop in HAIR_SETTINGS})
+        if settings.role == "CLOTH" and settings.tear_strain > 0.0:  # only then: older bakes stay up to date
+            objects_part[name].update({prop: getattr(settings, prop) for prop in TEAR_SETTINGS})
         if sizes.has_own_size(obj):  # only then, so bakes made before sizes existed stay up to date
             objects_part[name].update(sizes.size_key(obj))
     signature: dict[str, Any] = {

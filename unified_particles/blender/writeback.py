@@ -36,7 +36,7 @@ import bpy
 import numpy as np
 
 from ..core import World
-from . import cloth_result, fluids, granular, mesh_io, runtime, scene_reader, whitewater
+from . import cloth_result, fluids, granular, mesh_io, runtime, scene_reader, tear_mesh, whitewater
 from .mesh_io import REST_ATTRIBUTE
 from .rna import mesh_of, object_settings
 from .scene_reader import Entry
@@ -81,7 +81,9 @@ def write_back(world: World, entries: list[Entry], at_rest: bool) -> None:
                 mesh_io.remove_attribute(mesh, REST_ATTRIBUTE)
             else:
                 world_positions = (
-                    entry.body.vertex_positions
+                    tear_mesh.cloth_positions(
+                        entry
+                    )  # a tearing cloth: each render vertex where its corner is
                     if entry.kind == "CLOTH"
                     else np.asarray(world.positions)[entry.body.indices]
                 )
@@ -225,6 +227,8 @@ def prepare_build(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> Non
             cloth_result.show_simulated(obj, None)
         elif role == "CLOTH":
             cloth_result.remove_result(obj)
+            if object_settings(obj).tear_strain > 0.0:  # tearing: triangles with their own vertices
+                changed = tear_mesh.unweld(obj) or changed
         elif role == "RIGID":
             posed.append((obj, None))
     if changed:

@@ -91,6 +91,10 @@ class Air:
         self.coefficient = np.concatenate([self.coefficient, np.full(len(tris), c)])
         self._vertices = None
 
+    def reset(self) -> None:
+        """The triangles changed in place (a cloth tore, core/tearing.py)."""
+        self._flat = None
+
     def apply(
         self,
         x: FloatArray,

@@ -29,6 +29,7 @@ from .distance import edge_diamonds
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 
 # |v_rest| (m) below which a diamond counts as flat at rest: sum_i K_i x_i of a flat diamond is ~1e-17 m.
 FLAT_REST = 1e-12
@@ -48,6 +49,13 @@ def bending_stencils(x: FloatArray, triangles: IntArray) -> tuple[IntArray, Floa
     triangles gets one diamond per consecutive pair; degenerate diamonds (zero area) are dropped.
     """
     idx = edge_diamonds(triangles)
+    weights, area, good = stencil_weights(x, idx)
+    return idx[good], weights[good], area[good]
+
+
+def stencil_weights(x: FloatArray, idx: IntArray) -> tuple[FloatArray, FloatArray, BoolArray]:
+    """The cotangent weights K (E, 4), rest areas (E,) m^2 and non-degeneracy (E,) of the diamonds
+    ``idx`` (E, 4) (edge ends x0, x1, then the opposite vertices x2, x3) in the rest shape ``x``."""
     x0, x1, x2, x3 = (x[idx[:, k]] for k in range(4))
     e0, e1, e2, e3, e4 = x1 - x0, x2 - x0, x3 - x0, x2 - x1, x3 - x1
     c01, c02 = _cot(e0, e1), _cot(e0, e2)
@@ -55,7 +63,7 @@ def bending_stencils(x: FloatArray, triangles: IntArray) -> tuple[IntArray, Floa
     weights = np.stack([c03 + c04, c01 + c02, -c01 - c03, -c02 - c04], axis=1)
     area = 0.5 * (np.linalg.norm(np.cross(e0, e1), axis=1) + np.linalg.norm(np.cross(e0, e2), axis=1))
     good = area > 1e-14 * np.maximum(np.einsum("ij,ij->i", e0, e0), 1e-300)
-    return idx[good], weights[good], area[good]
+    return weights, area, good
 
 
 @dataclass
@@ -140,7 +148,11 @@ class BendingSolver:
     (2.5x faster than ``np.take`` along axis 1 and an ``einsum`` per colour on a 755-vertex drape).
     """
 
-    def __init__(self, con: BendingConstraints, inv_mass: FloatArray, h: float) -> None:
+    def __init__(
+        self, con: BendingConstraints, inv_mass: FloatArray, h: float, colour: IntArray | None = None
+    ) -> None:
+        """``colour``: (E,) a valid colouring of the stencils (tearing cloth keeps its own: core/tearing.py),
+        None: coloured here (a Python loop over the stencils)."""
         n = len(inv_mass)
         self.n = n
         w = inv_mass[con.idx]  # (E, 4)
@@ -149,7 +161,8 @@ class BendingSolver:
         denom = np.sum(w * con.weights * con.weights, axis=1) + alpha_t
         safe = np.where(denom > 0.0, denom, 1.0)
         coef = np.where(denom[:, None] > 0.0, -(w * con.weights) / safe[:, None], 0.0)  # (E, 4)
-        colour = greedy_stencil_colouring(con.idx, n) if len(con.idx) else np.zeros(0, np.int64)
+        if colour is None:
+            colour = greedy_stencil_colouring(con.idx, n) if len(con.idx) else np.zeros(0, np.int64)
         # A flat rest shape's |v_rest| is rounding (~1e-17 m): then project onto v = 0, one step less.
         self.curved = bool(np.any(con.rest > FLAT_REST))
         self.colours: list[tuple[IntArray, FloatArray, FloatArray, FloatArray]] = []

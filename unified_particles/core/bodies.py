@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .errors import SimulationInputError
 from .soft_build import skin
 
 if TYPE_CHECKING:
+    from .tearing import TearingCloth
     from .world import World
 
 FloatArray = NDArray[np.float64]
@@ -154,6 +156,8 @@ class Cloth(Body):
         self.n_stretch = n_stretch
         self.n_bend = n_bend
         self.balloon: int | None = None  # its number among the balloons (``World.add_cloth(inflation=)``)
+        self.n_vertices = len(indices)  # V; a tearing cloth's spare particles follow them in ``indices``
+        self.tear: TearingCloth | None = None  # its tear state (``World.add_cloth(tear_strain=)``)
 
     @property
     def inflation(self) -> float | None:
@@ -169,8 +173,29 @@ class Cloth(Body):
 
     @property
     def vertex_positions(self) -> FloatArray:
-        """(V, 3) current vertex positions in the input vertex order, metres (a copy)."""
-        return self._world.positions[self.indices]
+        """(V, 3) current vertex positions in the input vertex order, metres (a copy); a torn cloth's
+        vertex there is the particle of one of its parts (``render_positions`` draws every part)."""
+        return self._world.positions[self.indices[: self.n_vertices]]
+
+    @property
+    def render_triangles(self) -> IntArray:
+        """(F, 3) the render mesh: the input triangles, unwelded for a tearing cloth (each corner its own
+        vertex, numbered 3t + k, so it splits along tears with a fixed vertex count), else none."""
+        if self.tear is None:
+            raise SimulationInputError("render_triangles: only a tearing cloth has them: give tear_strain")
+        return self.tear.render_triangles
+
+    @property
+    def render_positions(self) -> FloatArray:
+        """(3F, 3) a tearing cloth's render vertices now, metres: each the particle its corner follows."""
+        if self.tear is None:
+            raise SimulationInputError("render_positions: only a tearing cloth has them: give tear_strain")
+        return self._world.positions[self.tear.corner_particle]
+
+    @property
+    def torn_edges(self) -> int:
+        """Number of mesh edges broken so far (0 for a cloth that cannot tear)."""
+        return 0 if self.tear is None else int(np.count_nonzero(~self.tear.edge_alive))
 
     def set_pin_targets(self, positions: ArrayLike) -> None:
         """Move the pinned vertices to ``positions`` (K, 3), world metres, in the order of ``pinned``, by

@@ -36,6 +36,7 @@ from .sizes import grain_radii, rigid_radius
 from .soft import SoftClusters, rest_centres
 from .solver import Solver
 from .state import ParticleState
+from .tearing import TearingCloth, TearSystem, tear_vertices
 
 if TYPE_CHECKING:
     from .world import World
@@ -345,10 +346,13 @@ class WorldBuilder:
         thickness: float | None = None,
         inflation: float | None = None,
         air_viscosity: float = 1.0,
+        tear_strain: float | None = None,
+        tear_mask: ArrayLike | None = None,
     ) -> Cloth:
         """``World.add_cloth``: one particle per vertex, distance constraints on edges and across edges;
         ``thickness`` (m, None: the world's radius) is each vertex particle's contact radius; with
-        ``inflation`` a balloon (a closed mesh held at ``inflation`` times its volume)."""
+        ``inflation`` a balloon (a closed mesh held at ``inflation`` times its volume); with
+        ``tear_strain`` a tearing cloth (core/tearing.py: a spare particle per vertex of ``tear_mask``)."""
         v0 = vector(initial_velocity, "initial_velocity")
         v = geometry.as_vertices(vertices)
         f = geometry.as_triangles(faces, len(v))
@@ -368,6 +372,10 @@ class WorldBuilder:
         soft_local = pinned_indices(soft_pins, n)
         if np.intersect1d(soft_local, pin_local).size:
             raise SimulationInputError("a vertex cannot be both pinned and soft-pinned: pick one")
+        mask = None if tear_mask is None else pinned_indices(tear_mask, n)  # where it may tear
+        tearable = tear_vertices(tear_strain, mask, n, inflation is not None, pin_local, soft_local)
+        if tearable is not None:
+            give = None  # tethers would hold torn pieces to the pins
         frequency = np.broadcast_to(np.asarray(soft_pin_frequency, dtype=np.float64), soft_local.shape)
         if soft_local.size and not (np.all(np.isfinite(frequency)) and np.all(frequency > 0.0)):
             raise SimulationInputError(f"soft_pin_frequency must be positive Hz, got {soft_pin_frequency!r}")
@@ -375,40 +383,64 @@ class WorldBuilder:
         inv_mass[pin_local] = 0.0
         velocity = np.tile(v0, (n, 1))
         velocity[pin_local] = 0.0
+        spares = np.flatnonzero(tearable) if tearable is not None else np.zeros(0, np.int64)
+        if len(spares):
+            self._check_capacity(n + len(spares), f"{name!r} with its tear spares" if name else "this cloth")
         idx, group = self._append(
-            v,
+            np.concatenate([v, v[spares]]),  # spares wait, inactive, at their vertices
             bool(self_collision),
-            velocity,
-            inv_mass=inv_mass,
-            contact_inv_mass=inv_mass,
+            np.concatenate([velocity, np.zeros((len(spares), 3))]),
+            active=n,
+            inv_mass=np.concatenate([inv_mass, np.zeros(len(spares))]),
+            contact_inv_mass=np.concatenate([inv_mass, np.zeros(len(spares))]),
             kind=KIND_CLOTH,
             friction=friction,
             radius=self._radius(thickness, "thickness"),
         )
-        stretch, bending, limit, tether = cloth_constraints(
-            v, f, int(idx[0]), sc, bc, give, pin_local, rigidity
-        )
-        self.model.add_cloth_constraints(stretch, bending, tether, limit)
+        tear = None
+        if tearable is not None and tear_strain is not None:
+            tear = TearingCloth(
+                v, f, int(idx[0]), tearable, len(spares), float(tear_strain), mass, inv_mass, sc, bc, rigidity
+            )  # fmt: skip
+            n_con = (len(tear.stretch), len(tear.bend or tear.bend_iso or ()))
+        else:
+            stretch, bending, limit, tether = cloth_constraints(
+                v, f, int(idx[0]), sc, bc, give, pin_local, rigidity
+            )
+            self.model.add_cloth_constraints(stretch, bending, tether, limit)
+            n_con = (len(stretch), len(bending))
         if soft_local.size:  # k = m (2 pi f)^2, compliance 1 / k
             self.model.add_soft_pins(
                 soft_local + idx[0], inv_mass[soft_local] / (2.0 * np.pi * frequency) ** 2
             )
             self.state.soft_pin_target = np.concatenate([self.state.soft_pin_target, v[soft_local]])
-        body = Cloth(self.world, idx, group, name, pin_local, len(stretch), len(bending), soft_local)
+        body = Cloth(self.world, idx, group, name, pin_local, *n_con, soft_local)
+        body.n_vertices = n
         if inflation is not None:
             body.balloon = len(self.state.balloon_inflation)
             part = Balloons(tri + idx[0], np.zeros(len(tri), np.int64), np.array([volume]), np.zeros(1))
             self.model.add_deformable(part)
             self.state.balloon_inflation = np.append(self.state.balloon_inflation, ratio)
         self.bodies.append(body)
-        self.field_system().add_cloth(idx, f)  # wind presses on the triangles (core/fields.py)
+        wind = self.field_system()
+        slots: list[tuple[object, str, int]] = [(wind, "cloth_triangles", len(wind.cloth_triangles))]
+        wind.add_cloth(idx, f)  # wind presses on the triangles (core/fields.py)
         if self.solver.air is None:
             self.solver.air = Air()
+        if air_viscosity > 0.0:
+            slots.append((self.solver.air, "triangles", len(self.solver.air.triangles)))
         self.solver.air.add_cloth(idx, f, air_viscosity)  # drag and lift (core/air.py)
         if self.solver.cloth_triangles is None:
             self.solver.cloth_triangles = ClothTriangles()
+        slots.append((self.solver.cloth_triangles, "triangles", len(self.solver.cloth_triangles.triangles)))
         # loads smaller than its mesh (core/cloth_triangles.py), at the cloth's own thickness
         self.solver.cloth_triangles.add_cloth(idx, f, self._radius(thickness, "thickness"), v)
+        if tear is not None:
+            tear.triangle_slots = slots
+            if self.solver.tearing is None:
+                self.solver.tearing = TearSystem()
+            self.solver.tearing.add(tear)
+            body.tear = tear
         return body
 
     def add_soft(

@@ -465,6 +465,10 @@ class FieldSystem:
         else:
             self.sources[id(body)] = frozenset(str(n) for n in names)
 
+    def reset(self) -> None:
+        """Masses or cloth triangles changed in place (a cloth tore, core/tearing.py)."""
+        self._cache_key = ()
+
     def add_cloth(self, indices: IntArray, triangles: IntArray) -> None:
         self.cloth_triangles.append(np.asarray(triangles, dtype=np.int64) + int(indices[0]))
         self._cache_key = ()

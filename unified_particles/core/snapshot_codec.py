@@ -49,6 +49,7 @@ def encode(state: ParticleState, solver: Solver, time: float, frame: int) -> Sna
         depenetration_groups=depenetration.to_array(solver.depen),
         soft_rest=st.soft_rest.copy(),
         balloon_inflation=st.balloon_inflation.copy(),
+        cloth_tears=solver.tearing.encode() if solver.tearing is not None else np.zeros(0),
     )
 
 
@@ -78,6 +79,7 @@ def restore(
         depen = np.asarray(snap.depenetration_groups, dtype=np.float64).ravel()
         soft_rest = np.asarray(snap.soft_rest, dtype=np.float64).reshape(-1, 3)
         inflation = np.asarray(snap.balloon_inflation, dtype=np.float64).ravel()
+        tears = np.asarray(snap.cloth_tears, dtype=np.float64).ravel()
         time, frame = float(snap.time), int(snap.frame)
     except (TypeError, ValueError) as exc:
         raise SimulationInputError(f"not a World snapshot: {exc}") from None
@@ -102,6 +104,9 @@ def restore(
     if len(soft_rest) not in (0, len(st.soft_rest)) or len(inflation) not in (0, len(st.balloon_inflation)):
         raise SimulationInputError("snapshot has different soft bodies or balloons")
     joints = solver.joints
+    size = sum(c.state_size for c in solver.tearing.cloths) if solver.tearing is not None else 0
+    if len(tears) not in (0, size):
+        raise SimulationInputError("snapshot has different tearing cloth")
     if len(broken) and (joints is None or broken.shape != joints.broken.shape):
         raise SimulationInputError("snapshot has a different number of joints")
     st.positions[...] = x
@@ -125,6 +130,8 @@ def restore(
         st.balloon_inflation = inflation.copy() if len(inflation) else np.ones(len(st.balloon_inflation))
     if joints is not None:  # before the pair lists: a joint may keep its bodies from colliding
         joints.broken = broken > 0.5 if len(broken) else np.zeros(len(joints), dtype=bool)
+    if solver.tearing is not None:  # broken edges, split vertices and the masses of their parts
+        solver.tearing.restore(tears, model, solver)
     # The bodies overlapping at the start, as the straight run found them (after ensure_built above).
     speed = solver.settings.max_depenetration_speed
     solver.depen = depenetration.from_array(depen, speed, solver.model, solver.sizes[0], st.positions)

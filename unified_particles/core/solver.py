@@ -52,6 +52,7 @@ from .struck import (
     struck_contacts,
 )
 from .sweep import limit_fast_paths
+from .tearing import TearSystem
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -115,6 +116,7 @@ class Solver:
         self.air: Air | None = None  # cloth triangles that feel the air (World.add_cloth(air_viscosity=))
         self.fluid: FluidSolver | None = None  # the fluid passes (model.any_fluid), made on first use
         self.joints: JointSystem | None = None  # joints between rigid bodies (World.add_joint)
+        self.tearing: TearSystem | None = None  # tearing cloth (World.add_cloth(tear_strain=), tearing.py)
         self._inactive = np.zeros(0, np.int64)  # this frame's inactive particles (begin_frame)
         self.depen: Depenetration | None = None  # bodies overlapping at the start (depenetration.py)
         self.collider_push = np.zeros(0)  # (K,) m, each collider contact's push this small step (struck.py)
@@ -141,6 +143,8 @@ class Solver:
         if not self.model.built:
             self.model.finalize()
             self.invalidate()
+            if self.tearing is not None:  # torn cloth's masses, on the new arrays
+                self.tearing.apply(self.model)
 
     def fluid_solver(self) -> FluidSolver | None:
         """The fluid passes for this model (None without fluid), made on first use."""
@@ -427,7 +431,8 @@ class Solver:
         its pose now to ``state.rigid_target`` (see :mod:`.kinematic`), and the inactive particles."""
         sm, model = self.model.shape_matching, self.model
         self.kinematic, self._dynamic = None, None
-        self._inactive = np.flatnonzero(~state.active) if model.any_fluid else np.zeros(0, np.int64)
+        live = model.any_fluid or self.tearing is not None  # fluid slots, tear spares
+        self._inactive = np.flatnonzero(~state.active) if live else np.zeros(0, np.int64)
         if sm is None or not state.rigid_kinematic.any():
             return
         self.kinematic = KinematicFrame.begin(
@@ -775,7 +780,7 @@ class Solver:
             if len(self._solver_cache) > DISTANCE_SOLVER_CACHE_SIZE:
                 self._solver_cache.clear()
             self._solver_cache[h] = solvers
-        return solvers
+        return solvers if self.tearing is None else solvers + self.tearing.solvers(self.model, h)
 
     # ------------------------------------------------------------------ 6. velocities
     def _resting(self, state: ParticleState, touching: BoolArray) -> BoolArray:

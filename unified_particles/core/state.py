@@ -51,6 +51,8 @@ class Snapshot:
             and in older snapshots (the build-time rest shapes).
         balloon_inflation: (K,) each balloon's inflation ratio; (0,) without balloons and in older
             snapshots (1).
+        cloth_tears: the tearing cloths' broken edges and split vertices (``TearSystem.encode``); (0,)
+            without tearing cloth and in older snapshots (nothing torn).
     """
 
     particle_count: int
@@ -74,6 +76,7 @@ class Snapshot:
     depenetration_groups: FloatArray = field(default_factory=lambda: np.zeros(0))
     soft_rest: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     balloon_inflation: FloatArray = field(default_factory=lambda: np.zeros(0))
+    cloth_tears: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def nbytes(self) -> int:
@@ -128,6 +131,7 @@ _ARRAY_FIELDS = frozenset(
         "depenetration_groups",
         "soft_rest",
         "balloon_inflation",
+        "cloth_tears",
     )
 )
 # Fields added with kinematic bodies: snapshots saved before them (e.g. a bake to resume) still load.
@@ -144,6 +148,7 @@ _OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {
     "depenetration_groups",
     "soft_rest",
     "balloon_inflation",
+    "cloth_tears",
 }
 
 

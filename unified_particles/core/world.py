@@ -282,6 +282,8 @@ class World:
         thickness: float | None = None,
         inflation: float | None = None,
         air_viscosity: float = 1.0,
+        tear_strain: float | None = None,
+        tear_mask: ArrayLike | None = None,
     ) -> Cloth:
         """Add a cloth: one particle per vertex, distance constraints on edges and across edges.
 
@@ -317,11 +319,15 @@ class World:
                 change it with :meth:`set_inflation`). None: no pressure.
             air_viscosity: >= 0, drag and lift of the air on the triangles (core/air.py): 1 air at sea
                 level (Blender's default Air Viscosity), 0 a vacuum.
+            tear_strain: > 0, an edge stretched beyond (1 + tear_strain) times its rest length breaks and
+                the mesh splits there (core/tearing.py; ``Cloth.render_positions``); None: never tears.
+            tear_mask: vertex indices (or a (V,) bool mask) where it may tear (None: everywhere); pinned
+                vertices never split. A tearing cloth has no tethers.
         """
         return self._builder.add_cloth(
             vertices, faces, mass, stretch_compliance, bend_compliance, pinned, self_collision, friction,
             name, tether_give, initial_velocity, soft_pins, soft_pin_frequency, bending_rigidity, thickness,
-            inflation, air_viscosity,
+            inflation, air_viscosity, tear_strain, tear_mask,
         )  # fmt: skip
 
     def add_soft(
@@ -693,6 +699,8 @@ class World:
         """One small step (:meth:`Solver.small_step`, Algorithm 1); a method here so that fault tests
         can wrap it."""
         self._solver.small_step(self._state, h, alpha, dt_frame, stabilize)
+        if self._solver.tearing is not None:  # overstrained edges break, the mesh splits (core/tearing.py)
+            self._solver.tearing.after_step(self._state, self._solver)
 
     # ------------------------------------------------------------------ snapshots
     def state(self) -> Snapshot:

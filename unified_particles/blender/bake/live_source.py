@@ -19,7 +19,7 @@ import bpy
 import numpy as np
 
 from ...core.state import Snapshot
-from .. import simulation, whitewater
+from .. import simulation, tear_mesh, whitewater
 from ..fluids import FLUID_ROLES
 from ..rna import object_settings
 from ..scene_reader import Entry
@@ -79,8 +79,8 @@ class LiveSource:
         if entry.kind == "RIGID":
             assert entry.handle.rest_matrix is not None
             return np.asarray(body.transform, dtype=np.float64) @ entry.handle.rest_matrix
-        if entry.kind == "CLOTH":
-            return np.asarray(body.vertex_positions, dtype=np.float64)
+        if entry.kind == "CLOTH":  # per mesh vertex (a tearing cloth's unwelded render vertices)
+            return np.asarray(tear_mesh.cloth_positions(entry.handle), dtype=np.float64)
         if entry.kind == WHITEWATER:
             return whitewater.block_points(entry.handle.whitewater)[0]
         return np.asarray(self._world().positions, dtype=np.float64)[body.indices]
