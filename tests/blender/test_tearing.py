@@ -10,7 +10,7 @@ from types import ModuleType
 
 import numpy as np
 
-from .conftest import run_blender_without_addon
+from .conftest import addon_module, run_blender_without_addon
 from .helpers import add_plane, local_positions, run_op, small_scene
 
 FRAMES = 10
@@ -87,3 +87,18 @@ def _largest_gap_between_copies(rest: np.ndarray, moved: np.ndarray) -> float:
     order = np.argsort(inverse, kind="stable")
     groups = np.split(order, np.flatnonzero(np.diff(inverse[order])) + 1)
     return max(float(np.ptp(moved[g], axis=0).max()) for g in groups)
+
+
+def test_a_deformed_cloth_with_tear_strain_is_warned_that_it_cannot_tear(bpy_clean: ModuleType) -> None:
+    # Tearing splits the mesh's own vertices (blender/tear_mesh.py); a mesh moved by shape keys or deforming
+    # modifiers is simulated through the cloth result instead and never tears: say so, never silently.
+    bpy = bpy_clean
+    small_scene(bpy, radius=0.05)
+    sheet = add_plane(bpy, size=1.0, location=(0.0, 0.0, 1.0))
+    assert run_op(bpy, "make_cloth", sheet) == {"FINISHED"}
+    sheet.unified_particles.tear_strain = 0.05
+    simulation = addon_module("blender.simulation")
+    assert not any("cannot tear" in line for line in simulation.blender_physics_warnings(bpy.context.scene))
+    sheet.shape_key_add(name="Basis")
+    warnings = simulation.blender_physics_warnings(bpy.context.scene)
+    assert any(sheet.name in line and "cannot tear" in line for line in warnings), warnings

@@ -36,7 +36,7 @@ from typing import Any
 import bpy
 
 from ..core import SimulationInputError
-from . import blender_physics, granular, runtime, scene_reader, writeback
+from . import blender_physics, cloth_result, granular, runtime, scene_reader, writeback
 from .frame_cache import FrameCache
 from .rna import object_settings, scene_settings
 from .runtime import invalidate, paused
@@ -233,8 +233,19 @@ def _show_cached(sim: Simulation, scene: bpy.types.Scene, frame: int) -> None:
 
 
 def blender_physics_warnings(scene: bpy.types.Scene) -> list[str]:
-    """A line per simulated object whose Blender cloth, soft body or Bullet rigid body is still on."""
-    return blender_physics.warnings(scene, scene_reader.simulated_objects(scene))
+    """A line per simulated object whose Blender cloth, soft body or Bullet rigid body is still on, and per
+    cloth whose Tear Strain cannot act (a mesh moved by shape keys or deforming modifiers never tears:
+    tearing splits the mesh's own vertices, blender/tear_mesh.py)."""
+    objects = scene_reader.simulated_objects(scene)
+    lines = blender_physics.warnings(scene, objects)
+    for obj in objects:
+        settings = object_settings(obj)
+        if settings.role == "CLOTH" and settings.tear_strain > 0.0 and cloth_result.is_deformed(obj):
+            lines.append(
+                f"{obj.name}: Tear Strain is set, but shape keys or deforming modifiers move this cloth's "
+                "mesh, so it cannot tear (apply or remove them to let it tear)"
+            )
+    return lines
 
 
 def status_lines(scene: bpy.types.Scene) -> list[str]:
