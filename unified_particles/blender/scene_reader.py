@@ -220,11 +220,12 @@ def make_world(
     first: Exception | None = None
     # Plane colliders last: a flat mesh's plane faces the bodies and becomes a mesh where they could reach
     # its edge (flat_colliders), so it is built once their particles exist.
-    for obj in sorted(simulated_objects(scene), key=_is_plane):
+    # Tied ropes after the rigid bodies they are tied to.
+    for obj in sorted(simulated_objects(scene), key=lambda o: (_is_plane(o), rope.is_tied(o))):
         role = object_settings(obj).role
         try:
             if role == "ROPE":  # curves too (blender/rope.py)
-                entries.append(_add_rope(world, obj, depsgraph))
+                entries.append(_add_rope(world, obj, depsgraph, entries))
                 continue
             if role == "HAIR":  # a Curves object (blender/hair.py)
                 body = hair.add_hair(world, obj, depsgraph, sizes.object_radius(obj, depsgraph))
@@ -423,9 +424,12 @@ def _add_granular(
     return entry
 
 
-def _add_rope(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
+def _add_rope(
+    world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, built: list[Entry]
+) -> Entry:
     s = object_settings(obj)
     points = rope.rope_points(obj, depsgraph)
+    ties = rope.rope_ties(obj, {e.name: e.body for e in built if e.kind == "RIGID"})
     body = world.add_rope(
         points,
         mass=float(s.mass) if s.mass_mode == "MASS" else None,
@@ -434,6 +438,7 @@ def _add_rope(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgrap
         pinned=rope.ROPE_PINS[str(s.rope_pins)],
         name=obj.name,
         initial_velocity=tuple(s.initial_velocity),
+        attach=ties or None,
     )
     fill = body.positions
     entry = Entry("ROPE", obj.name, body, _particle_object_name(obj), fill=(fill, _live(len(fill))))
@@ -717,6 +722,8 @@ def settings_signature(
             objects_part[name].update({prop: getattr(settings, prop) for prop in GRANULAR_SETTINGS})
         if settings.role == "HAIR":
             objects_part[name].update({prop: getattr(settings, prop) for prop in HAIR_SETTINGS})
+        if settings.role == "ROPE":  # Tie Start / End, only when set
+            objects_part[name].update(rope.tie_signature(obj))
         if sizes.has_own_size(obj):  # only then, so bakes made before sizes existed stay up to date
             objects_part[name].update(sizes.size_key(obj))
     signature: dict[str, Any] = {
