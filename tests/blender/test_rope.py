@@ -257,5 +257,5 @@ def test_a_tie_to_a_body_that_is_not_rigid_is_reported(bpy_clean: ModuleType) ->
     scene, crate, _ = _tied_crate(bpy)
     crate.unified_particles.role = "COLLIDER"  # made a collider after the tie was set (the poll allows Rigid)
     scene.frame_set(2)
-    lines = module("blender.simulation").status_lines(scene)
+    lines = [*module("blender.simulation").status_lines(scene), scene.unified_particles.last_error]
     assert any("Tie End 'Cube' is not a rigid body" in line for line in lines), lines
