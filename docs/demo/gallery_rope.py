@@ -1,6 +1,6 @@
 """Gallery scenes of issue 27 and 25 (registered in make_gallery.SCENES): ropes, glue and wind.
 
-- ``rope_bridge``: a bridge of nine ropes side by side pinned between two posts, crates falling onto it;
+- ``rope_bridge``: a rope bridge (planks tied into two side ropes pinned to posts), crates falling onto it;
 - ``glued_wall``: a wall of glued bricks (Glue Strength) that a steel ball shatters;
 - ``flag``: a flag on a pole streaming and flapping in a gusty Wind field (1280 x 720).
 
@@ -29,40 +29,64 @@ def _new_file(radius: float, frames: int, substeps: int, iterations: int) -> Any
     return scene
 
 
+def _rope(name: str, start: tuple[float, float, float], end: tuple[float, float, float], hemp: Any) -> Any:
+    """A straight poly curve from ``start`` to ``end`` (world metres), with the rope material."""
+    curve = bpy.data.curves.new(name, "CURVE")
+    curve.dimensions = "3D"
+    spline = curve.splines.new("POLY")
+    spline.points.add(1)
+    spline.points[0].co = (*start, 1.0)
+    spline.points[1].co = (*end, 1.0)
+    obj = bpy.data.objects.new(name, curve)
+    bpy.context.scene.collection.objects.link(obj)
+    return assign(obj, hemp)
+
+
 def rope_bridge() -> int:
-    """Nine ropes side by side pinned between two posts, three crates dropped onto them. Returns the frame
-    to render."""
+    """A rope bridge: seven planks (rigid) tied into two side ropes pinned to the posts, two hand ropes
+    above, three crates dropped onto the deck. Each side rope is a chain of short ropes from plank to plank
+    (Tie Start / Tie End on the planks, Rope Pins at the posts). Returns the frame to render."""
     _new_file(radius=0.02, frames=30, substeps=8, iterations=2)
     stage(camera=(2.2, -2.6, 1.6), target=(0.0, 0.0, 0.7), lens=40.0)
     wood = material("Posts", (0.3, 0.18, 0.09), 0.6)
+    deck = material("Planks", (0.55, 0.36, 0.2), 0.7)
     hemp = material("Hemp", (0.62, 0.5, 0.3), 0.8)
+    z, side, span = 0.85, 0.28, 1.0  # deck height, side ropes' y (a plank is 0.5 m wide), half span
     for x in (-1.1, 1.1):
-        bpy.ops.mesh.primitive_cube_add(size=1.0, location=(x, 0.0, 0.45), scale=(0.12, 0.6, 0.9))
-        post = assign(active(), wood)
-        run("make_collider", post)
-    ropes = []
-    for k in range(9):  # side by side, a particle diameter and a bit apart: a deck the crates cannot part
-        y = -0.18 + 0.045 * k
-        curve = bpy.data.curves.new(f"Rope{k}", "CURVE")
-        curve.dimensions = "3D"
-        spline = curve.splines.new("POLY")
-        spline.points.add(2)
-        for i, (px, pz) in enumerate(((-1.0, 0.9), (0.0, 0.82), (1.0, 0.9))):
-            spline.points[i].co = (px, y, pz, 1.0)
-        obj = bpy.data.objects.new(f"Rope{k}", curve)
-        bpy.context.scene.collection.objects.link(obj)
-        assign(obj, hemp)
-        ropes.append(obj)
-    run("make_rope", *ropes)
-    for obj in ropes:
+        for y in (-side, side):
+            bpy.ops.mesh.primitive_cube_add(size=1.0, location=(x, y, 0.6), scale=(0.1, 0.1, 1.2))
+            run("make_collider", assign(active(), wood))
+    planks = []
+    xs = [-0.75 + 0.25 * k for k in range(7)]
+    for k, x in enumerate(xs):
+        bpy.ops.mesh.primitive_cube_add(size=1.0, location=(x, 0.0, z), scale=(0.2, 0.5, 0.05))
+        planks.append(assign(active(), deck))
+        planks[-1].name = f"Plank{k}"
+    run("make_rigid", *planks)
+    run("apply_preset", *planks, preset="WOOD")
+    ropes, ties = [], []
+    for y in (-side, side):  # each side: post, plank, plank, ..., post; the joints 2r apart at a plank
+        stops = [-span, *[x for x in xs for _ in (0, 1)], span]
+        for k in range(len(xs) + 1):
+            a = stops[2 * k] + (0.02 if k > 0 else 0.0)
+            b = stops[2 * k + 1] - (0.02 if k < len(xs) else 0.0)
+            ropes.append(_rope(f"Side{'LR'[y > 0]}{k}", (a, y, z), (b, y, z), hemp))
+            ties.append((planks[k - 1] if k > 0 else None, planks[k] if k < len(xs) else None))
+    hand = [_rope(f"Hand{'LR'[y > 0]}", (-span, y, 1.15), (span, y, 1.15), hemp) for y in (-side, side)]
+    run("make_rope", *ropes, *hand)
+    for obj, (start, end) in zip(ropes, ties, strict=True):
+        s = obj.unified_particles
+        s.rope_pins = "START" if start is None else "END" if end is None else "NONE"
+        s.rope_tie_start, s.rope_tie_end = start, end
+    for obj in hand:
         obj.unified_particles.rope_pins = "BOTH"
     crates = []
-    for k, (x, z) in enumerate(((-0.45, 1.25), (0.1, 1.6), (0.5, 1.35))):
-        bpy.ops.mesh.primitive_cube_add(size=0.22, location=(x, 0.0, z), rotation=(0.2 * k, 0.3, 0.1 * k))
+    for k, (x, z0) in enumerate(((-0.45, 1.25), (0.1, 1.6), (0.5, 1.35))):
+        bpy.ops.mesh.primitive_cube_add(size=0.22, location=(x, 0.0, z0), rotation=(0.2 * k, 0.3, 0.1 * k))
         crates.append(assign(active(), material(f"Crate{k}", (0.75 - 0.08 * k, 0.52, 0.25), 0.55)))
     run("make_rigid", *crates)
     run("apply_preset", *crates, preset="WOOD")
-    return 22  # the crates landed, the ropes sagging under them
+    return 22  # the crates landed, the deck sagging under them
 
 
 def glued_wall() -> int:

@@ -199,6 +199,8 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
             _draw_mass(col, settings, "density")
             col.prop(settings, "friction")
             col.prop(settings, "rope_pins")
+            col.prop(settings, "rope_tie_start")
+            col.prop(settings, "rope_tie_end")
             col.prop(settings, "particle_object")
         elif role == "HAIR":
             _draw_mass(col, settings, "density")

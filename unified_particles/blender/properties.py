@@ -108,6 +108,11 @@ def _invalidate_all(self: Any, context: bpy.types.Context) -> None:
     runtime.invalidate(scene, None)
 
 
+def _is_rigid(self: Any, obj: bpy.types.Object) -> bool:
+    """Poll of Tie Start / Tie End: objects with the Rigid role."""
+    return bool(obj.unified_particles.role == "RIGID")  # type: ignore[attr-defined]
+
+
 def _update_surface(self: Any, context: bpy.types.Context) -> None:
     """Update callback of the liquid surface settings: only the particle object's modifier changes (they
     do not change the motion, so nothing re-simulates)."""
@@ -392,6 +397,23 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         ],
         default="NONE",
         update=_invalidate,
+    )
+    # Rope ties: an end held at the point of a rigid body where it lies at the start (core rope_ties.py).
+    rope_tie_start: PointerProperty(  # type: ignore[valid-type]
+        name="Tie Start",
+        description="Rigid body the rope's first point is tied to, at the point of the body where it lies "
+        "at the start frame (a rope pulling a crate); may combine with a pin at the other end",
+        type=bpy.types.Object,
+        poll=_is_rigid,
+        update=_invalidate_all,
+    )
+    rope_tie_end: PointerProperty(  # type: ignore[valid-type]
+        name="Tie End",
+        description="Rigid body the rope's last point is tied to, at the point of the body where it lies "
+        "at the start frame; may combine with a pin at the other end",
+        type=bpy.types.Object,
+        poll=_is_rigid,
+        update=_invalidate_all,
     )
     hair_stiffness: FloatProperty(  # type: ignore[valid-type]
         name="Hair Stiffness",

@@ -8,7 +8,10 @@ diameter. The result is shown and baked like grains (:mod:`.granular`): the sour
 smooth tube through them by its Geometry Nodes (:func:`tube_node_group`), so it bakes to a point cache
 (the Mesh Cache modifier moves the vertices, the nodes after it make the tube) and replays without the
 add-on. Pins (Rope Pins: start, end,
-both) follow the source's world matrix as it moves (keyframes, parents). Not a registered module.
+both) follow the source's world matrix as it moves (keyframes, parents). Tie Start / Tie End hold an end at
+the point of a rigid body where it lies at the start (core ``add_rope(attach=...)``, solved on the body's
+pose: the rope pulls the body and the body the rope); nothing new is baked (the rope and the body are). Not
+a registered module.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ..core import SimulationInputError
+from ..core import RigidBody, SimulationInputError
 from . import mesh_io
 from .mesh_io import FloatArray, IntArray
 from .rna import as_type
@@ -139,3 +142,43 @@ def rope_points(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> FloatA
     matrix = mesh_io.matrix_to_numpy(obj_eval.matrix_world)
     points: FloatArray = mesh_io.transform_points(matrix, co.reshape(-1, 3)[order])
     return points
+
+
+ROPE_TIES = (("rope_tie_start", "Tie Start", 0), ("rope_tie_end", "Tie End", -1))
+
+
+def is_tied(obj: bpy.types.Object) -> bool:
+    """A rope with Tie Start or Tie End set: built after the rigid bodies it is tied to."""
+    s = obj.unified_particles  # type: ignore[attr-defined]
+    return s.role == "ROPE" and any(getattr(s, prop) is not None for prop, _, _ in ROPE_TIES)
+
+
+def rope_ties(obj: bpy.types.Object, rigid: dict[str, RigidBody]) -> list[tuple[int, RigidBody]]:
+    """The rope's (end particle, rigid body) ties for core ``add_rope(attach=...)`` from Tie Start / Tie
+    End; ``rigid``: the scene's built rigid bodies by object name. Raises SimulationInputError (the rope
+    is then left out, its message shown) for a tie to an object that is not a simulated rigid body."""
+    s = obj.unified_particles  # type: ignore[attr-defined]
+    ties: list[tuple[int, RigidBody]] = []
+    for prop, label, end in ROPE_TIES:
+        target = getattr(s, prop)
+        if target is None:
+            continue
+        if target.unified_particles.role != "RIGID":
+            raise SimulationInputError(
+                f"{obj.name!r}: {label} {target.name!r} is not a rigid body; give it the Rigid role "
+                f"(Make Rigid) or clear {label}"
+            )
+        if target.name not in rigid:
+            raise SimulationInputError(
+                f"{obj.name!r}: {label} {target.name!r} is not simulated (excluded, hidden or it could not "
+                f"be built); include it or clear {label}"
+            )
+        ties.append((end, rigid[target.name]))
+    return ties
+
+
+def tie_signature(obj: bpy.types.Object) -> dict[str, str]:
+    """The names of the rope's tied bodies, for the change detector (only those set: older bakes stay up
+    to date)."""
+    s = obj.unified_particles  # type: ignore[attr-defined]
+    return {prop: getattr(s, prop).name for prop, _, _ in ROPE_TIES if getattr(s, prop) is not None}

@@ -100,10 +100,12 @@ MASS_SETTINGS = ("mass_mode", "mass")
 # Blender's meaning of pin weights: in the change detector only when on.
 PIN_SETTINGS = ("pin_full_weight",)
 INFLOW_SETTINGS = ("flow_velocity", "flow_axis", "flow_start", "flow_end")
-# Settings of grains only (so bakes of other objects made before they existed stay up to date).
-GRANULAR_SETTINGS = ("kinetic_friction", "rolling_friction")
-HAIR_SETTINGS = ("hair_stiffness", "hair_damping", "self_collision")
-# Tearing cloth (blender/tear_mesh.py), in the change detector only when Tear Strain is above 0.
+# Settings of one role only (so bakes of other objects made before they existed stay up to date); a tearing
+# cloth's (blender/tear_mesh.py) only when Tear Strain is above 0.
+ROLE_SETTINGS = {
+    "GRANULAR": ("kinetic_friction", "rolling_friction"),
+    "HAIR": ("hair_stiffness", "hair_damping", "self_collision"),
+}
 TEAR_SETTINGS = ("tear_strain", "tear_group")
 
 
@@ -224,11 +226,12 @@ def make_world(
     first: Exception | None = None
     # Plane colliders last: a flat mesh's plane faces the bodies and becomes a mesh where they could reach
     # its edge (flat_colliders), so it is built once their particles exist.
-    for obj in sorted(simulated_objects(scene), key=_is_plane):
+    # Tied ropes after the rigid bodies they are tied to.
+    for obj in sorted(simulated_objects(scene), key=lambda o: (_is_plane(o), rope.is_tied(o))):
         role = object_settings(obj).role
         try:
             if role == "ROPE":  # curves too (blender/rope.py)
-                entries.append(_add_rope(world, obj, depsgraph))
+                entries.append(_add_rope(world, obj, depsgraph, entries))
                 continue
             if role == "HAIR":  # a Curves object (blender/hair.py)
                 body = hair.add_hair(world, obj, depsgraph, sizes.object_radius(obj, depsgraph))
@@ -442,9 +445,12 @@ def _add_granular(
     return entry
 
 
-def _add_rope(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Entry:
+def _add_rope(
+    world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, built: list[Entry]
+) -> Entry:
     s = object_settings(obj)
     points = rope.rope_points(obj, depsgraph)
+    ties = rope.rope_ties(obj, {e.name: e.body for e in built if e.kind == "RIGID"})
     body = world.add_rope(
         points,
         mass=float(s.mass) if s.mass_mode == "MASS" else None,
@@ -453,6 +459,7 @@ def _add_rope(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgrap
         pinned=rope.ROPE_PINS[str(s.rope_pins)],
         name=obj.name,
         initial_velocity=tuple(s.initial_velocity),
+        attach=ties or None,
     )
     fill = body.positions
     entry = Entry("ROPE", obj.name, body, _particle_object_name(obj), fill=(fill, _live(len(fill))))
@@ -732,12 +739,12 @@ def settings_signature(
                 objects_part[name]["whitewater"] = int(settings.whitewater_capacity)
             if settings.role == "INFLOW":  # keyframed: its keys, not its value at the current frame
                 objects_part[name]["flow_velocity"] = fluids.flow_velocity_signature(obj)
-        if settings.role == "GRANULAR":
-            objects_part[name].update({prop: getattr(settings, prop) for prop in GRANULAR_SETTINGS})
-        if settings.role == "HAIR":
-            objects_part[name].update({prop: getattr(settings, prop) for prop in HAIR_SETTINGS})
+        own = ROLE_SETTINGS.get(settings.role, ())
         if settings.role == "CLOTH" and settings.tear_strain > 0.0:  # only then: older bakes stay up to date
-            objects_part[name].update({prop: getattr(settings, prop) for prop in TEAR_SETTINGS})
+            own = TEAR_SETTINGS
+        objects_part[name].update({prop: getattr(settings, prop) for prop in own})
+        if settings.role == "ROPE":  # Tie Start / End, only when set
+            objects_part[name].update(rope.tie_signature(obj))
         if sizes.has_own_size(obj):  # only then, so bakes made before sizes existed stay up to date
             objects_part[name].update(sizes.size_key(obj))
     signature: dict[str, Any] = {
@@ -760,20 +767,6 @@ def cloth_rest_positions(obj: bpy.types.Object) -> FloatArray:
     return mesh_io.read_positions(mesh) if rest is None else rest
 
 
-def check_grain_fill(
-    obj: bpy.types.Object,
-    vertices: FloatArray,
-    tris: Any,
-    radius: float,
-    world: World | None = None,
-    spread: float = 0.0,
-) -> None:
-    """Refuse a grain fill that breaks a limit (memory, with the particles already in ``world`` if given;
-    sampling grid; ``MAX_GRAINS_PER_OBJECT``), naming the object and the smallest particle radius that
-    keeps every limit. ``spread``: the Size Spread (the fill is made at the largest grain)."""
-    granular.check_fill(obj, vertices, tris, radius * (1.0 + spread), world, MAX_GRAINS_PER_OBJECT, "grains")
-
-
 def grain_points(
     obj: bpy.types.Object,
     depsgraph: bpy.types.Depsgraph,
@@ -781,15 +774,17 @@ def grain_points(
     world: World | None = None,
     spread: float = 0.0,
 ) -> FloatArray:
-    """World-space grain centres filling the evaluated mesh of ``obj`` (limits checked first; memory with
-    the particles of ``world`` if given; room for grains up to ``radius`` (1 + ``spread``))."""
+    """World-space grain centres filling the evaluated mesh of ``obj``. A fill that breaks a limit (memory,
+    with the particles of ``world`` if given; sampling grid; ``MAX_GRAINS_PER_OBJECT``) is refused first,
+    naming the object and the smallest radius that keeps every limit, at the largest grain, ``radius`` (1 +
+    ``spread``: the Size Spread)."""
     local, tris = mesh_io.evaluated_mesh_arrays(obj, depsgraph)
     matrix = mesh_io.matrix_to_numpy(obj.matrix_world)
     vertices = mesh_io.transform_points(matrix, local)
     tris = mesh_io.oriented_triangles(matrix, tris)
     if len(tris) == 0:
         raise SimulationInputError(f"{obj.name!r} has no faces to fill with grains")
-    check_grain_fill(obj, vertices, tris, radius, world, spread)
+    granular.check_fill(obj, vertices, tris, radius * (1.0 + spread), world, MAX_GRAINS_PER_OBJECT, "grains")
     points = np.asarray(fill_mesh_with_grains(vertices, tris, radius, spread))
     if len(points) == 0:
         raise SimulationInputError(

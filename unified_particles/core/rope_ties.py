@@ -150,11 +150,12 @@ class RopeTies:
                 rot[bt] = js.rotate(rot[bt], np.einsum("kij,kj->ki", it, js.cross(r, push)))
             r = np.einsum("kij,kj->ki", rot[b], self.anchor[colour])
             d = x_pred[p] - (centre[b] + r)
-            kmat = js.point_mass_matrix(inv_mass[b], inv_i, r) + w_p[:, None, None] * np.eye(3)
+            wp = w_p[colour]  # this colour's ties only (a body tied twice has ties in two colours)
+            kmat = js.point_mass_matrix(inv_mass[b], inv_i, r) + wp[:, None, None] * np.eye(3)
             ok = np.einsum("kii->k", kmat) > 0.0  # a pinned particle on a kinematic body: nothing moves
             kmat[~ok] = np.eye(3)
             impulse = np.linalg.solve(kmat, (d * ok[:, None])[:, :, None])[:, :, 0]
-            x_pred[p] -= w_p[:, None] * impulse
+            x_pred[p] -= wp[:, None] * impulse
             centre[b] += inv_mass[b, None] * impulse
             rot[b] = js.rotate(rot[b], np.einsum("kij,kj->ki", inv_i, js.cross(r, impulse)))
             # What holds the body: the attachment's impulse and its tether's (both act at the pivot).
