@@ -67,7 +67,8 @@ def test_thin_body_is_all_wall() -> None:
     v, f = box_mesh((0.6, 0.6, 0.15))
     s = sample_rigid(v, f, R)
     kept, share = shell_of(s, R)
-    assert share == 1.0 and len(kept.points) == len(s.points)
+    assert share == 1.0
+    assert len(kept.points) == len(s.points)
 
 
 @pytest.mark.parametrize("nudge", [0.0, 3e-4])

@@ -298,7 +298,7 @@ class WorldBuilder:
             # The mesh's volume, not the particles' (a brick is not a whole number of particle cubes);
             # an open mesh has none, and its particles' cubes stand in. A shell weighs its walls: the
             # kept particles' share of the volume (each particle stands for an equal share).
-            volume = measure.volume * walls
+            volume = measure.volume * walls if measure.volume else None
             mass = density * (volume if volume else n * spacing**3)
         m_particle = positive(mass, "mass") / n
         total = m_particle * n
