@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from unified_particles.core import World
-from unified_particles.core.geometry import sample_rigid, shell_of
+from unified_particles.core.geometry import fill_measure, sample_rigid, shell_of
 from unified_particles.core.primitives import box_mesh, uv_sphere_mesh
 
 R = 0.05
@@ -58,6 +58,9 @@ def test_shell_box_weighs_its_walls() -> None:
     # Only the surface layer: every centre is r inside a face.
     local = np.abs(shell.positions - shell.positions.mean(axis=0))
     np.testing.assert_allclose(local.max(axis=1), SIDE / 2 - R, atol=1e-9)
+    # Make's estimate of the count (blender/cost.py) is exact for a box.
+    measure = fill_measure(v, f)
+    assert (measure.shell_count(2 * R), measure.rigid_count(2 * R)) == (152, 216)
     # A given mass wins over density.
     assert w.add_rigid(v - 2.0, f, mass=3.0, shell=True).mass == pytest.approx(3.0)
 
