@@ -70,6 +70,7 @@ def blender_scene(bpy: ModuleType) -> dict[str, Any]:
     keyed.rigid_body.kinematic = False
     keyed.keyframe_insert("rigid_body.kinematic", frame=12)
     scene.frame_set(1)
+    keyed.rigid_body.collision_shape = "MESH"  # hollow in Bullet: our Fill Shell
     table = add_cube(bpy, 0.6, (0.0, 1.5, 0.3))
     table.name = "Table"
     select_only(bpy, table)
@@ -120,6 +121,8 @@ def test_convert_maps_roles_masses_pins_and_friction_and_turns_blender_off(
     ours = next(c for c in curves if c.data_path == "unified_particles.animated")
     assert [tuple(k.co) for k in ours.keyframe_points] == [(1.0, 1.0), (12.0, 0.0)]
     assert all(c.mute for c in curves if c.data_path == "rigid_body.kinematic")
+    # Bullet's Mesh shape (hollow) -> Fill Shell; the domino's Convex Hull -> Solid.
+    assert (s["keyed"].fill, s["domino"].fill) == ("SHELL", "SOLID")
     assert s["cloth"].role == "CLOTH"
     # Mass in kg: Bullet's Mass; the cloth's vertex mass x vertices (100 x 0.3 kg).
     assert len(o["cloth"].data.vertices) == 100
@@ -150,6 +153,7 @@ def test_convert_maps_roles_masses_pins_and_friction_and_turns_blender_off(
     assert "per frame on this computer" in text
     assert "Wind field: read every frame" in text
     assert "Soft Body" not in text
+    assert "Shape Mesh (hollow in Bullet) -> Fill Shell" in text
     out = capfd.readouterr().out
     assert "Converted 5 of 6 objects" in out
     assert "particles" in out

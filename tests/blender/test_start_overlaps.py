@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .conftest import PACKAGE
-from .helpers import add_cube, matrix, run_op, small_scene
+from .helpers import add_cube, add_plane, matrix, run_op, small_scene
 
 FPS = 24
 
@@ -50,3 +50,32 @@ def test_nested_crates_are_named_and_separate_gently(bpy_clean: ModuleType, capf
     assert not scene.unified_particles.last_error, scene.unified_particles.last_error
     moved = np.linalg.norm(matrix(inner)[:3, 3] - matrix(outer)[:3, 3] - start)
     assert moved > 0.02  # they move apart (measured 2026-11-27: 0.056 m over the second)
+
+
+def test_ball_in_a_shell_box_falls_inside_it(bpy_clean: ModuleType, capfd: Any) -> None:
+    """Fill Shell (Blender's Mesh shape): a 0.6 m box filled only under its surface holds a 0.1 m ball
+    dropped at its middle; Make does not name them as overlapping (the ball is in the cavity)."""
+    bpy = bpy_clean
+    scene = small_scene(bpy, radius=0.05, substeps=4, iterations=4)
+    scene.render.fps = FPS
+    ground = add_plane(bpy, 4.0)
+    box = add_cube(bpy, 0.6, (0.0, 0.0, 0.31))
+    box.name = "Hollow"
+    box.unified_particles.fill = "SHELL"
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.1, location=(0.0, 0.02, 0.31))
+    ball = bpy.context.active_object
+    capfd.readouterr()
+    assert run_op(bpy, "make_collider", ground) == {"FINISHED"}
+    assert run_op(bpy, "make_rigid", box, ball) == {"FINISHED"}
+    assert box.unified_particles.fill == "SHELL"  # Make keeps the Fill set before it
+    out = capfd.readouterr().out
+    assert "overlap where they start" not in out, out
+    for frame in range(1, 13):
+        scene.frame_set(frame)
+    assert not scene.unified_particles.last_error, scene.unified_particles.last_error
+    rel = matrix(ball)[:3, 3] - matrix(box)[:3, 3]
+    # Fallen to the inner floor (its centre 0.3 - 2r walls - its 0.08 m of particles' reach below the
+    # box's centre, measured -0.13 m in the core), not stuck at the middle as in a solid box.
+    assert rel[2] < -0.1, rel
+    assert np.all(np.abs(rel) < 0.3 - 0.1), rel  # inside the walls
+    assert abs(matrix(box)[2, 3] - 0.3) < 0.01  # the box rests on its bottom face

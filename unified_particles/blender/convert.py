@@ -301,8 +301,12 @@ def _plan_rigid(plan: Plan, scene: bpy.types.Scene) -> None:
         plan.add(NOT_MAPPED, "keyed Dynamic: key our Animated instead (on while it should follow)")
     plan.restitution = float(rb.restitution)
     plan.add(APPROXIMATED, f"Bounciness {rb.restitution:g}: one scene Restitution (see Scene)")
-    shape_note = "Mesh (hollow in Bullet) is filled solid" if shape == "MESH" else f"{shape.title()} shape"
-    plan.add(APPROXIMATED, f"{shape_note}: ours fills the mesh itself with particles")
+    if shape == "MESH":  # hollow in Bullet: bodies nested inside it have room
+        plan.settings["fill"] = "SHELL"
+        plan.add(MAPPED, "Shape Mesh (hollow in Bullet) -> Fill Shell: particles only under its surface")
+    else:
+        plan.settings["fill"] = "SOLID"
+        plan.add(APPROXIMATED, f"{shape.title()} shape: ours fills the mesh itself (Fill Solid)")
     margin = rb.collision_margin if rb.use_margin or shape in ("CONVEX_HULL", "MESH") else 0.04
     plan.add(NOT_MAPPED, f"Collision Margin {margin:g} m: contacts are at the particles' surface")
     # Bullet's damping keeps (1 - d)^dt of the velocity per second: a rate of -ln(1 - d) per second.

@@ -160,7 +160,10 @@ def particle_count(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius
         return 0
     vertices = mesh_io.transform_points(mesh_io.matrix_to_numpy(obj.matrix_world), local)
     if role == "RIGID":  # the fitted grid and surface layer of core.geometry.sample_rigid
-        return fill_measure(vertices, tris).rigid_count(2.0 * radius)
+        measure = fill_measure(vertices, tris)
+        if getattr(object_settings(obj), "fill", "SOLID") == "SHELL":  # its outer layer only (shell_of)
+            return measure.shell_count(2.0 * radius)
+        return measure.rigid_count(2.0 * radius)
     spread = float(object_settings(obj).size_spread) if role == "GRANULAR" else 0.0
     return estimate_interior_count(vertices, tris, 2.0 * radius * (1.0 + spread))
 

@@ -120,6 +120,9 @@ def _start_overlaps(context: bpy.types.Context, made: list[bpy.types.Object]) ->
         if len(points):
             boxes[obj.name] = (points.min(axis=0), points.max(axis=0))
     made_names = {o.name for o in made}
+    # A body inside a Shell's cavity (its box inset by the walls, 2r) does not touch it.
+    shells = [o.name for o in bodies if getattr(object_settings(o), "fill", "SOLID") == "SHELL"]
+    cavities = {n: (boxes[n][0] + 2.0 * radius, boxes[n][1] - 2.0 * radius) for n in shells if n in boxes}
     out = []
     names = sorted(boxes)
     for k, a in enumerate(names):
@@ -127,6 +130,12 @@ def _start_overlaps(context: bpy.types.Context, made: list[bpy.types.Object]) ->
             if a not in made_names and b not in made_names:
                 continue
             (lo_a, hi_a), (lo_b, hi_b) = boxes[a], boxes[b]
+            nested = [(i, o) for i, o in ((a, b), (b, a)) if o in cavities]
+            if any(
+                np.all(boxes[i][0] >= cavities[o][0]) and np.all(boxes[i][1] <= cavities[o][1])
+                for i, o in nested
+            ):
+                continue
             if np.all(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b) > radius):
                 out.append(
                     f"{a!r} and {b!r} overlap where they start: they are pushed apart at most "

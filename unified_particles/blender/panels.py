@@ -147,6 +147,7 @@ class UNIFIED_PARTICLES_PT_object(_SidebarPanel):
         if role == "RIGID":
             _draw_mass(col, settings, "density")
             col.prop(settings, "friction")
+            col.prop(settings, "fill")
             _draw_size(col, settings, "Particle Size")
             col.prop(settings, "glue_strength")
         elif role == "CLOTH":

@@ -245,6 +245,22 @@ class UNIFIED_PARTICLES_PG_object(bpy.types.PropertyGroup):
         soft_max=1.0,
         update=_invalidate,
     )
+    # Blender's collision shape "Mesh" is hollow in Bullet: a body nested inside it has room.
+    fill: EnumProperty(  # type: ignore[valid-type]
+        name="Fill",
+        description="Which part of the mesh a rigid body's particles fill",
+        items=[
+            ("SOLID", "Solid", "Particles fill the whole inside of the mesh; it weighs density x its volume"),
+            (
+                "SHELL",
+                "Shell",
+                "Particles only in one layer under the surface (hollow, like Blender's Mesh shape): bodies "
+                "placed inside it have room; it weighs density x its walls' volume",
+            ),
+        ],
+        default="SOLID",
+        update=_invalidate,
+    )
     stretch_stiffness: FloatProperty(  # type: ignore[valid-type]
         name="Stretch Stiffness",
         description="Resistance to stretching and shearing: 0 very soft, 1 inextensible (log scale)",

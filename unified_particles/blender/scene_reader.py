@@ -298,6 +298,7 @@ def _add_rigid(world: World, obj: bpy.types.Object, depsgraph: bpy.types.Depsgra
         name=obj.name,
         initial_velocity=tuple(s.initial_velocity),
         radius=sizes.object_radius(obj, depsgraph),  # None: the scene's
+        shell=s.fill == "SHELL",
     )
     kinematic = uses_animated(obj)
     # A child of a moving parent: its keyframes (bake) are local, so the parent is needed at every frame.

@@ -271,9 +271,11 @@ class WorldBuilder:
         initial_velocity: ArrayLike,
         angular_velocity: ArrayLike,
         radius: float | None = None,
+        shell: bool = False,
     ) -> RigidBody:
         """``World.add_rigid``: a rigid body whose outer particles' spheres touch its mesh
-        (``geometry.sample_rigid``; ``radius`` None: the world's r), weighing density * its mesh's volume."""
+        (``geometry.sample_rigid``; ``radius`` None: the world's r), weighing density * its mesh's volume
+        (``shell``: only the surface layer, ``geometry.shell_of``, weighing density * the walls' share)."""
         v0 = vector(initial_velocity, "initial_velocity")
         w0 = vector(angular_velocity, "angular_velocity")
         v = geometry.as_vertices(vertices)
@@ -288,12 +290,16 @@ class WorldBuilder:
         what = f"{name!r} as a rigid body" if name else "this rigid body"
         self.budget.check_fill(self.state.particle_count, v, f, what, radius=r, rigid=True)
         s = geometry.sample_rigid(v, f, r)
+        walls = 1.0
+        if shell:
+            s, walls = geometry.shell_of(s, r)
         pts = np.asarray(s.points, dtype=np.float64)
         n = len(pts)
         if mass is None:
             # The mesh's volume, not the particles' (a brick is not a whole number of particle cubes);
-            # an open mesh has none, and its particles' cubes stand in.
-            volume = measure.volume
+            # an open mesh has none, and its particles' cubes stand in. A shell weighs its walls: the
+            # kept particles' share of the volume (each particle stands for an equal share).
+            volume = measure.volume * walls if measure.volume else None
             mass = density * (volume if volume else n * spacing**3)
         m_particle = positive(mass, "mass") / n
         total = m_particle * n

@@ -243,6 +243,7 @@ class World:
         initial_velocity: ArrayLike = (0.0, 0.0, 0.0),
         angular_velocity: ArrayLike = (0.0, 0.0, 0.0),
         radius: float | None = None,
+        shell: bool = False,
     ) -> RigidBody:
         """Add a rigid body of particles whose spheres (radius r) touch its mesh (``geometry.sample_rigid``).
 
@@ -258,9 +259,11 @@ class World:
             angular_velocity: (3,) spin at the start, rad/s about world axes through the centre of
                 mass (right-handed: (0, 0, 1) turns counter-clockwise seen from above).
             radius: this body's particle radius r, metres (None: the world's); contacts at r_i + r_j.
+            shell: fill only one layer under the surface (hollow, like Blender's "Mesh" shape; a body
+                nested inside has room); it weighs density * its walls' volume (``geometry.shell_of``).
         """
         return self._builder.add_rigid(
-            vertices, faces, density, friction, mass, name, initial_velocity, angular_velocity, radius
+            vertices, faces, density, friction, mass, name, initial_velocity, angular_velocity, radius, shell
         )
 
     def add_cloth(

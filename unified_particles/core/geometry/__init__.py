@@ -38,7 +38,7 @@ from .grains import (
     fill_mesh_with_grains,
 )
 from .mesh import as_triangles, as_vertices
-from .rigid_fill import fitted_axis, sample_rigid
+from .rigid_fill import fitted_axis, sample_rigid, shell_of
 from .sampling import MAX_TIED_FACES, TIE_TOLERANCE_SPACINGS, InteriorSamples, sample_interior
 from .sdf import SDFVolume
 from .winding import winding_number
@@ -75,6 +75,7 @@ __all__ = [
     "fitted_axis",
     "sample_interior",
     "sample_rigid",
+    "shell_of",
     "signed_distance",
     "smallest_fill_radius",
     "winding_number",

@@ -54,11 +54,25 @@ class FillMeasure:
     def rigid_grid_nodes(self, spacing: float) -> int:
         """Grid nodes :func:`~.rigid_fill.sample_rigid` evaluates at radius ``spacing / 2`` (its grid fitted
         to the principal box, at most 2.5 r apart), or :func:`sample_interior`'s if more."""
+        nodes = float(np.prod(self._rigid_axes(spacing)))
+        return int(min(max(nodes, float(self.grid_nodes(spacing))), 9.0e18))
+
+    def _rigid_axes(self, spacing: float) -> FloatArray:
+        """(3,) nodes per axis of :func:`~.rigid_fill.fitted_axis` at radius ``spacing / 2``."""
         r = 0.5 * spacing
         inner = np.maximum(self.extent - spacing, 0.0)
         fit = np.maximum(np.maximum(np.round(inner / spacing), np.ceil(inner / (2.5 * r) - 1e-9)), 1.0)
-        gaps = np.where(inner <= 1e-9 * r, 0.0, fit)
-        return int(min(max(float(np.prod(gaps + 1.0)), float(self.grid_nodes(spacing))), 9.0e18))
+        out: FloatArray = np.where(inner <= 1e-9 * r, 0.0, fit) + 1.0
+        return out
+
+    def shell_count(self, spacing: float) -> int:
+        """An estimate of the particles :func:`~.rigid_fill.shell_of` keeps at radius ``spacing / 2``:
+        :meth:`rigid_count` less the fitted grid's nodes inside its outer layer (a box's exactly; another
+        mesh's in proportion to its share of its principal box)."""
+        box = float(np.prod(self.extent))
+        share = 1.0 if self.volume is None or box <= 0.0 else min(self.volume / box, 1.0)
+        deep = float(np.prod(np.maximum(self._rigid_axes(spacing) - 2.0, 0.0))) * share
+        return max(1, self.rigid_count(spacing) - int(deep * (1.0 + 1e-9)))
 
     def rigid_count(self, spacing: float) -> int:
         """An upper estimate of :func:`~.rigid_fill.sample_rigid`'s particle count at radius ``spacing / 2``:

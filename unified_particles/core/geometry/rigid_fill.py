@@ -328,3 +328,32 @@ def _tied_faces(
     sel = (count[row] >= 2) & (slot < MAX_TIED_FACES) & shallow[row]
     out[row[sel], slot[sel]] = u[sel]
     return out
+
+
+# A shell keeps the particles whose centres are at most this many radii inside the mesh: the surface layer
+# (centres r deep) and, beside curved faces, the grid nodes kept between r and 2r deep that fill the gaps
+# of the moved layer. The next layer of the fitted grid is at least 2r deeper than the surface layer
+# (3r, MAX_SPACING_RADII keeps it at most 3.5r), so a box keeps exactly its outer layer.
+SHELL_DEPTH_RADII = 2.0
+
+
+def shell_of(samples: InteriorSamples, radius: float) -> tuple[InteriorSamples, float]:
+    """The particles of ``samples`` (from :func:`sample_rigid` at ``radius``, metres) under the surface:
+    centres at most ``SHELL_DEPTH_RADII`` r deep, like Blender's "Mesh" collision shape (hollow in Bullet).
+    A nested body inside then has room: a ball in a hollow box rests on its inner faces.
+
+    One layer of particles (at most ``MAX_SPACING_RADII`` r apart) lets nothing of the same size through
+    (see ``MAX_SPACING_RADII``). A body thinner than two layers is all wall: every particle is kept.
+
+    Returns
+    -------
+    The kept samples and the fraction of the particles kept (the walls' share of the mesh's volume: each
+    particle stands for an equal share, as ``World.add_rigid`` weighs a solid body).
+    """
+    depth = -np.asarray(samples.sdf, dtype=np.float64)
+    # Measured from the shallowest particle: a body thinner than 2r has its one layer at its middle,
+    # less than r deep, and a coarse body (an open mesh) its outer layer deeper than r.
+    keep = depth <= depth.min(initial=0.0) + (SHELL_DEPTH_RADII - 1.0) * float(radius) * (1.0 + 1e-6)
+    faces = samples.faces()
+    kept = InteriorSamples(samples.points[keep], samples.sdf[keep], samples.sdf_gradient[keep], faces[keep])
+    return kept, float(keep.sum()) / max(len(keep), 1)
