@@ -12,7 +12,7 @@ from typing import Any
 
 import bpy
 import numpy as np
-from make_demo import active, assign, material, run, stage
+from make_demo import active, assign, material, new_file, run, stage
 
 STRANDS, POINTS, LENGTH = 700, 12, 0.22
 FRAMES = 30
@@ -73,12 +73,7 @@ def _fur(ball: Any, rng: np.random.Generator) -> Any:
 
 def hair() -> int:
     """A fur ball (0.35 m) turning 150 degrees about Z in 1.25 s and tilting, its 700 strands swinging out."""
-    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, FRAMES
-    scene.render.fps = 24
-    settings = scene.unified_particles
-    settings.particle_radius, settings.substeps, settings.iterations = 0.02, 8, 2
+    scene = new_file(radius=0.02, frames=FRAMES, substeps=8, iterations=2)
     stage(camera=(1.9, -2.2, 1.25), target=(0.0, 0.0, 0.6), lens=48.0)
     bpy.ops.mesh.primitive_uv_sphere_add(radius=0.35, location=(0.0, 0.0, 0.6), segments=32, ring_count=16)
     ball = assign(active(), material("Skin", (0.55, 0.35, 0.25), 0.6))

@@ -13,20 +13,7 @@ import math
 from typing import Any
 
 import bpy
-from make_demo import active, assign, material, run, stage, thickness
-
-
-def _new_file(radius: float, frames: int, substeps: int, iterations: int) -> Any:
-    """An empty file at 24 fps with the solver's settings (as make_gallery.new_file)."""
-    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, frames
-    scene.render.fps = 24
-    settings = scene.unified_particles
-    settings.particle_radius = radius
-    settings.substeps = substeps
-    settings.iterations = iterations
-    return scene
+from make_demo import active, assign, material, new_file, run, stage, thickness
 
 
 def _rope(name: str, start: tuple[float, float, float], end: tuple[float, float, float], hemp: Any) -> Any:
@@ -46,7 +33,7 @@ def rope_bridge() -> int:
     """A rope bridge: seven planks (rigid) tied into two side ropes pinned to the posts, two hand ropes
     above, three crates dropped onto the deck. Each side rope is a chain of short ropes from plank to plank
     (Tie Start / Tie End on the planks, Rope Pins at the posts). Returns the frame to render."""
-    _new_file(radius=0.02, frames=30, substeps=8, iterations=2)
+    new_file(radius=0.02, frames=30, substeps=8, iterations=2)
     stage(camera=(2.2, -2.6, 1.6), target=(0.0, 0.0, 0.7), lens=40.0)
     wood = material("Posts", (0.3, 0.18, 0.09), 0.6)
     deck = material("Planks", (0.55, 0.36, 0.2), 0.7)
@@ -91,7 +78,7 @@ def rope_bridge() -> int:
 
 def glued_wall() -> int:
     """A wall of 5 x 4 glued bricks hit by a steel ball. Returns the frame to render."""
-    _new_file(radius=0.025, frames=14, substeps=8, iterations=2)
+    new_file(radius=0.025, frames=14, substeps=8, iterations=2)
     stage(camera=(3.0, -3.6, 1.5), target=(0.0, 0.4, 0.5), lens=42.0)
     w, h, d = 0.3, 0.2, 0.2
     bricks = []
@@ -117,7 +104,7 @@ def glued_wall() -> int:
 def flag() -> int:
     """A 1.2 x 0.8 m flag pinned to a pole in a gusty Wind field blowing at about 5 m/s."""
     radius = 0.015
-    _new_file(radius=radius, frames=60, substeps=8, iterations=2)
+    new_file(radius=radius, frames=60, substeps=8, iterations=2)
     stage(camera=(0.9, -3.4, 1.9), target=(0.6, 0.0, 1.75), lens=40.0)
     bpy.ops.mesh.primitive_cylinder_add(radius=0.025, depth=2.3, location=(0.0, 0.0, 1.15), vertices=24)
     pole = assign(active(), material("Pole", (0.75, 0.75, 0.78), 0.3))

@@ -7,18 +7,12 @@ it rips through. Built with the sidebar's operators and baked, as a user would.
 from __future__ import annotations
 
 import bpy
-from make_demo import active, assign, material, run, stage, thickness
+from make_demo import active, assign, material, new_file, run, stage, thickness
 
 
 def curtain() -> int:
     """A 1.6 x 1.8 m curtain pinned along its top, a steel ball thrown through it. Returns the frame."""
-    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, 18
-    scene.render.fps = 24
-    settings = scene.unified_particles
-    settings.particle_radius = 0.02
-    settings.substeps, settings.iterations = 8, 2
+    new_file(radius=0.02, frames=18, substeps=8, iterations=2)
     stage(camera=(3.2, -3.6, 1.5), target=(0.0, 0.0, 1.1), lens=40.0)
     bpy.ops.mesh.primitive_grid_add(
         x_subdivisions=40, y_subdivisions=45, size=1.0, location=(0.0, 0.0, 1.2), rotation=(1.5708, 0.0, 0.0)

@@ -12,21 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import bpy
-from make_demo import active, assign, material, run, stage
+from make_demo import active, assign, material, new_file, run, stage
 
 SIZE = (1280, 720)
-
-
-def _new_file(radius: float, frames: int) -> Any:
-    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, frames
-    scene.render.fps = 24
-    settings = scene.unified_particles
-    settings.particle_radius = radius
-    settings.substeps = 8
-    settings.iterations = 2
-    return scene
 
 
 def _water(name: str = "Water") -> Any:
@@ -63,7 +51,7 @@ def _open_cylinder(radius: float, depth: float, wall: float, z: float) -> Any:
 
 def glass() -> int:
     """Water poured from a tap into a drinking glass on a table (r = 3 mm): frame 40."""
-    _new_file(radius=0.003, frames=40)
+    new_file(radius=0.003, frames=40)
     stage(camera=(0.34, -0.42, 0.26), target=(0.0, 0.0, 0.07), lens=55.0)
     bpy.context.scene.objects["Ground"].data.materials[0].node_tree.nodes["Principled BSDF"].inputs[
         "Base Color"
@@ -88,7 +76,7 @@ def glass() -> int:
 
 def splash() -> int:
     """A block of water dropped into a pool in a tank (r = 2.5 cm), with whitewater: frame 16."""
-    _new_file(radius=0.025, frames=16)
+    new_file(radius=0.025, frames=16)
     stage(camera=(1.0, -1.15, 1.25), target=(0.0, 0.0, 0.12), lens=32.0)
     half, height, wall = 0.4, 0.22, 0.04
     stone = material("Stone", (0.5, 0.48, 0.45), 0.8)

@@ -83,6 +83,19 @@ def run(op_name: str, *objects: Any, **props: Any) -> None:
         sys.exit(f"unified_particles.{op_name} did not finish: {result}")
 
 
+def new_file(radius: float, frames: int, substeps: int = 8, iterations: int = 2) -> Any:
+    """An empty file at 24 fps, frames 1..``frames``, with the solver's particle radius and budget."""
+    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, frames
+    scene.render.fps = 24
+    settings = scene.unified_particles
+    settings.particle_radius = radius
+    settings.substeps = substeps
+    settings.iterations = iterations
+    return scene
+
+
 def material(name: str, color: tuple[float, float, float], roughness: float = 0.6) -> Any:
     mat = bpy.data.materials.new(name)
     if bpy.app.version < (5, 0, 0):

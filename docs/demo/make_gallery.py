@@ -54,6 +54,7 @@ from make_demo import (  # noqa: E402
     grain_material,
     install_extension,
     material,
+    new_file,
     run,
     say,
     stage,
@@ -63,18 +64,6 @@ from make_demo import (  # noqa: E402
 GALLERY = REPO / "docs" / "images" / "gallery"
 STILL_SIZE = (960, 540)
 LOOP_SIZE = (640, 360)
-
-
-def new_file(radius: float, frames: int, substeps: int = 8, iterations: int = 2) -> Any:
-    bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, frames
-    scene.render.fps = 24
-    settings = scene.unified_particles
-    settings.particle_radius = radius
-    settings.substeps = substeps
-    settings.iterations = iterations
-    return scene
 
 
 def rigid() -> int:
