@@ -36,7 +36,7 @@ from . import (
 )
 from .bake_marks import free_object
 from .materials import PRESET_ITEMS, PRESETS, apply_preset
-from .mesh_io import REST_ATTRIBUTE
+from .mesh_io import REST_ATTRIBUTE, FloatArray
 from .rna import (
     OperatorResult,
     context_scene,
@@ -373,111 +373,130 @@ class UNIFIED_PARTICLES_OT_make_granular(_MakeOperator):
             object_settings(obj).density = 1600.0  # a sand-like default rather than water
 
 
-class UNIFIED_PARTICLES_OT_make_rope(bpy.types.Operator):
+class _MakeStrandOperator(bpy.types.Operator):
+    """Make Rope and Make Hair: objects whose particles lie along their curves, shown by a point object."""
+
+    bl_options = {"REGISTER", "UNDO"}
+    role = ""
+    select_hint = ""  # what to select, for the message when nothing fitting is selected
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return _object_mode_poll(cls, context)
+
+    def problem(self, obj: bpy.types.Object) -> str | None:
+        """Why ``obj`` cannot take this role, or None."""
+        raise NotImplementedError
+
+    def sample(
+        self, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float
+    ) -> tuple[FloatArray, float]:
+        """The particles ``obj`` will have, (P, 3), checked before anything changes, and their radius (m);
+        raises SimulationInputError."""
+        raise NotImplementedError
+
+    def adopt(self, obj: bpy.types.Object, size: float) -> None:
+        """Settings an object gets when it takes the role, after its old role was released."""
+
+    def made(self, obj: bpy.types.Object) -> None:
+        """What follows once ``obj`` has the role (made again, too)."""
+
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        objects = [o for o in (_owner(s) for s in context.selected_objects) if o is not None]
+        objects = list(dict.fromkeys(objects))
+        if not objects:
+            self.report({"ERROR"}, f"Select one or more {self.select_hint} first")
+            return {"CANCELLED"}
+        scene = context_scene(context)
+        radius = float(scene_settings(scene).particle_radius)
+        depsgraph = context.evaluated_depsgraph_get()
+        made = {}
+        for obj in objects:
+            problem = self.problem(obj)
+            if problem is not None:
+                self.report({"ERROR"}, problem)
+                return {"CANCELLED"}
+            try:
+                made[obj.name] = self.sample(obj, depsgraph, radius)
+            except SimulationInputError as exc:
+                self.report({"ERROR"}, f"{obj.name!r}: {exc}" if repr(obj.name) not in str(exc) else str(exc))
+                return {"CANCELLED"}
+        for obj in objects:
+            points, size = made[obj.name]
+            if object_settings(obj).role != self.role:
+                release(obj)
+                self.adopt(obj, size)
+            object_settings(obj).role = self.role
+            self.made(obj)
+            target = object_settings(obj).particle_object
+            if target is None:
+                granular.create_particle_object(obj, points, size)
+            else:
+                granular.update_particle_object(target, points, size)
+        scene.render.use_lock_interface = True
+        simulation.invalidate(scene, None)
+        count = sum(len(points) for points, _ in made.values())
+        self.report(
+            {"INFO"}, f"{self.role.title()}: {', '.join(o.name for o in objects)} ({count} particles)"
+        )
+        return {"FINISHED"}
+
+
+class UNIFIED_PARTICLES_OT_make_rope(_MakeStrandOperator):
     """Simulate the selected curves or edge-only meshes as ropes: particles one diameter apart along them"""
 
     bl_idname = "unified_particles.make_rope"
     bl_label = "Make Rope"
-    bl_options = {"REGISTER", "UNDO"}
+    role = "ROPE"
+    select_hint = "curves (or meshes of edges)"
 
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        return _object_mode_poll(cls, context)
+    def problem(self, obj: bpy.types.Object) -> str | None:
+        if rope.can_be_rope(obj):
+            return None
+        return f"{obj.name!r} is not a curve or a mesh of edges only: it cannot be a rope"
 
-    def execute(self, context: bpy.types.Context) -> OperatorResult:
-        objects = [o for o in (_owner(s) for s in context.selected_objects) if o is not None]
-        objects = list(dict.fromkeys(objects))
-        if not objects:
-            self.report({"ERROR"}, "Select one or more curves (or meshes of edges) first")
-            return {"CANCELLED"}
-        scene = context_scene(context)
-        radius = float(scene_settings(scene).particle_radius)
-        depsgraph = context.evaluated_depsgraph_get()
-        points = {}
-        for obj in objects:
-            if not rope.can_be_rope(obj):
-                self.report(
-                    {"ERROR"}, f"{obj.name!r} is not a curve or a mesh of edges only: it cannot be a rope"
-                )
-                return {"CANCELLED"}
-            try:  # the particles it will have, checked now, before anything changed
-                points[obj.name] = World(radius=radius).add_rope(rope.rope_points(obj, depsgraph)).positions
-            except SimulationInputError as exc:
-                self.report({"ERROR"}, f"{obj.name!r}: {exc}" if repr(obj.name) not in str(exc) else str(exc))
-                return {"CANCELLED"}
-        for obj in objects:
-            if object_settings(obj).role != "ROPE":
-                release(obj)
-            object_settings(obj).role = "ROPE"
-            target = object_settings(obj).particle_object
-            if target is None:
-                granular.create_particle_object(obj, points[obj.name], radius)
-            else:
-                granular.update_particle_object(target, points[obj.name], radius)
-        scene.render.use_lock_interface = True
-        simulation.invalidate(scene, None)
-        count = sum(len(p) for p in points.values())
-        self.report({"INFO"}, f"Rope: {', '.join(o.name for o in objects)} ({count} particles)")
-        return {"FINISHED"}
+    def sample(
+        self, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float
+    ) -> tuple[FloatArray, float]:
+        return World(radius=radius).add_rope(rope.rope_points(obj, depsgraph)).positions, radius
 
 
-class UNIFIED_PARTICLES_OT_make_hair(bpy.types.Operator):
+class UNIFIED_PARTICLES_OT_make_hair(_MakeStrandOperator):
     """Simulate the selected Curves (hair) objects: every point a particle, the roots riding on the surface"""
 
     bl_idname = "unified_particles.make_hair"
     bl_label = "Make Hair"
-    bl_options = {"REGISTER", "UNDO"}
+    role = "HAIR"
+    select_hint = "Curves (hair) objects"
 
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        return _object_mode_poll(cls, context)
+    def problem(self, obj: bpy.types.Object) -> str | None:
+        return (
+            None
+            if hair.can_be_hair(obj)
+            else f"{obj.name!r} is not a Curves (hair) object: it cannot be hair"
+        )
 
-    def execute(self, context: bpy.types.Context) -> OperatorResult:
-        objects = [o for o in (_owner(s) for s in context.selected_objects) if o is not None]
-        objects = list(dict.fromkeys(objects))
-        if not objects:
-            self.report({"ERROR"}, "Select one or more Curves (hair) objects first")
-            return {"CANCELLED"}
-        scene = context_scene(context)
-        radius = float(scene_settings(scene).particle_radius)
-        depsgraph = context.evaluated_depsgraph_get()
-        points, sizes_now = {}, {}
-        for obj in objects:
-            if not hair.can_be_hair(obj):
-                self.report({"ERROR"}, f"{obj.name!r} is not a Curves (hair) object: it cannot be hair")
-                return {"CANCELLED"}
-            try:  # the particles it will have, checked now, before anything changed
-                pts, counts = hair.strand_points(obj)
-                seg = np.linalg.norm(np.diff(pts, axis=0), axis=1)
-                inner = np.ones(len(seg), bool)
-                inner[np.cumsum(counts)[:-1] - 1] = False
-                # A hair's particles: half its point spacing (touching along the strand), at most the scene's.
-                sizes_now[obj.name] = min(radius, 0.5 * float(seg[inner].mean())) if inner.any() else radius
-                points[obj.name] = hair.add_hair(World(radius=radius), obj, depsgraph, sizes_now[obj.name])
-            except SimulationInputError as exc:
-                self.report({"ERROR"}, f"{obj.name!r}: {exc}" if repr(obj.name) not in str(exc) else str(exc))
-                return {"CANCELLED"}
-        for obj in objects:
-            if object_settings(obj).role != "HAIR":
-                release(obj)
-                object_settings(obj).size_mode = "VALUE"
-                object_settings(obj).particle_size = sizes_now[obj.name]
-                object_settings(obj).density = 1300.0  # hair keratin, kg/m^3
-            object_settings(obj).role = "HAIR"
-            surface = hair.surface_of(obj)
-            if object_settings(surface).role == "NONE":  # the hair lies on its surface and collides with it
-                object_settings(surface).role = "COLLIDER"
-            target = object_settings(obj).particle_object
-            body = points[obj.name]
-            if target is None:
-                granular.create_particle_object(obj, body.positions, sizes_now[obj.name])
-            else:
-                granular.update_particle_object(target, body.positions, sizes_now[obj.name])
-        scene.render.use_lock_interface = True
-        simulation.invalidate(scene, None)
-        count = sum(len(b.indices) for b in points.values())
-        self.report({"INFO"}, f"Hair: {', '.join(o.name for o in objects)} ({count} particles)")
-        return {"FINISHED"}
+    def sample(
+        self, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, radius: float
+    ) -> tuple[FloatArray, float]:
+        pts, counts = hair.strand_points(obj)
+        seg = np.linalg.norm(np.diff(pts, axis=0), axis=1)
+        inner = np.ones(len(seg), bool)
+        inner[np.cumsum(counts)[:-1] - 1] = False
+        # A hair's particles: half its point spacing (touching along the strand), at most the scene's.
+        size = min(radius, 0.5 * float(seg[inner].mean())) if inner.any() else radius
+        return hair.add_hair(World(radius=radius), obj, depsgraph, size).positions, size
+
+    def adopt(self, obj: bpy.types.Object, size: float) -> None:
+        settings = object_settings(obj)
+        settings.size_mode = "VALUE"
+        settings.particle_size = size
+        settings.density = 1300.0  # hair keratin, kg/m^3
+
+    def made(self, obj: bpy.types.Object) -> None:
+        surface = hair.surface_of(obj)
+        if object_settings(surface).role == "NONE":  # the hair lies on its surface and collides with it
+            object_settings(surface).role = "COLLIDER"
 
 
 class UNIFIED_PARTICLES_OT_make_collider(_MakeOperator):
