@@ -126,16 +126,17 @@ test-core52-slow: $(VENV52)/.installed
 # is a node property before 5.0; test_liquid_surface, test_deforming_colliders); Blender's force field
 # settings (test_fields); save and reopen, and the cache folder's "//" flag from 4.5 on (test_workflow);
 # the docs' tables from the registered add-on (test_docs); Blender's own physics settings, read by Convert
-# Blender Physics (test_convert). The other modules (first-hour workflows,
-# fluids, roles and limits, simulation, faults, duplicates) drive the same add-on code through the same
-# bpy calls on every version and run on 5.2 only, to keep `make test` near its 10-minute budget on two
-# cores. A new test module that exercises a version-dependent path belongs in this list.
+# Blender Physics (test_convert and the modules beside it); the Curves API of hair (test_hair); the rope's
+# and the liquid look's Geometry Nodes (test_rope, test_liquid_look). The other modules (first-hour
+# workflows, roles and limits, simulation, faults, duplicates, soft bodies, tearing, the comparisons with
+# Bullet of test_real_scenes) drive the same add-on code through the same bpy calls on every version and
+# run on 5.2 only, to keep `make test` near its budget on two cores. A new test module that exercises a
+# version-dependent path belongs in this list.
 BLENDER_LTS_TESTS := $(addprefix tests/blender/,test_install.py test_bake.py test_thrown.py \
 	test_animated_pins.py test_liquid_surface.py test_deforming_colliders.py test_fields.py \
 	test_workflow.py test_docs.py test_joints.py test_convert.py test_flat_colliders.py \
 	test_field_meanings.py test_start_overlaps.py test_cloth_bending.py test_fluids.py \
-	test_soft_bodies.py test_rope.py test_hair.py test_liquid_look.py \
-	test_real_scenes.py)
+	test_rope.py test_hair.py test_liquid_look.py)
 
 test-blender: $(ZIP)
 	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) -m pytest $(BLENDER_LTS_TESTS)

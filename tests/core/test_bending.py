@@ -55,6 +55,7 @@ def test_cylinder_energy_is_the_plate_energy_at_any_resolution(cells: int, radiu
     assert 1.0 - 1.2 / cells < ratio <= 1.0 + 1e-9
 
 
+@pytest.mark.slow
 def test_drape_coefficient_grows_with_the_bending_rigidity() -> None:
     # Cotton's weight (0.15 kg/m^2) with the rigidities of a limp knit, a cotton and a denim (Kawabata
     # B ~0.03, 0.3, 3 gf cm^2/cm). The bending length (B / (m g))^(1/3), 1.3, 2.7 and 5.9 cm against the

@@ -92,6 +92,7 @@ def _sag(density: float) -> tuple[float, float, np.ndarray, np.ndarray]:
     return float(np.mean(box_z)), float(np.mean(cloth_z)), x[pins] - v[pins], w.positions[box.indices]
 
 
+@pytest.mark.slow
 def test_heavy_box_sags_cloth_more_and_does_not_tunnel() -> None:
     # Cloth particles weigh 0.1 kg / 441; the light box's particles about as much, the heavy one's
     # ~2600x more: far beyond the ~100:1 where plain PBD lets the heavy body fall through.

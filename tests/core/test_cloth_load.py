@@ -19,6 +19,7 @@ footprint, and it is not counted).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from unified_particles.core import World
 from unified_particles.core.primitives import box_mesh, grid_mesh
@@ -82,6 +83,7 @@ def _surface_height(c: np.ndarray, faces: np.ndarray, p: np.ndarray) -> np.ndarr
     return np.where(np.isfinite(top), top, np.nan)
 
 
+@pytest.mark.slow
 def test_hammock_between_posts_keeps_its_pins_and_its_load() -> None:
     """A hammock pinned along its short edges, each touching a post collider, carries a box and grains.
 

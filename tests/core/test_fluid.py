@@ -104,6 +104,7 @@ def test_a_deep_tank_left_alone_becomes_still_and_keeps_its_volume() -> None:
     assert abs(fluid.positions[:, 2].mean() - depth / 2) < 0.03 * depth / 2
 
 
+@pytest.mark.slow
 def test_no_particle_leaves_a_closed_tank() -> None:
     # Drop the water 0.3 m into the tank with a lid: it splashes but no centre ever crosses a wall.
     world, fluid = _tank()
@@ -187,6 +188,7 @@ def test_fluid_and_a_rigid_body_conserve_momentum_as_well_as_grains_do() -> None
     assert world.rigid_centers[0, 0] > 0.6 + 0.02  # the fluid did push the box
 
 
+@pytest.mark.slow
 def test_grains_sink_and_settle_in_water() -> None:
     world, _ = _tank(depth=0.15)
     grains = np.array([(x, y, 0.3) for x in (-0.1, 0.0, 0.1) for y in (-0.1, 0.0, 0.1)])

@@ -547,6 +547,7 @@ def test_sdf_volume_limits_cells_and_round_trips() -> None:
     np.testing.assert_allclose(d, [-0.5, -0.1], atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rings", "segments"), [(32, 32), (100, 100)])
 def test_sdf_volume_build_time(rings: int, segments: int) -> None:
     # Build-time guard (printed, not asserted tightly: the machine is shared): 2k and 20k triangles, 64^3.

@@ -194,6 +194,7 @@ def test_motor_spins_at_its_target_and_a_weak_one_accelerates_at_torque_over_ine
     np.testing.assert_allclose(alpha, tau / inertia, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_spring_joint_oscillates_at_sqrt_k_over_m() -> None:
     # A box on a Generic Spring joint to the world with only lin_z free and a spring k on it (no damping):
     # it hangs and oscillates about z_eq = -m g / k with period 2 pi sqrt(m / k).

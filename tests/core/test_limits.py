@@ -31,6 +31,7 @@ def test_a_1m_cube_at_1mm_is_limited_by_the_grid_and_the_suggestion_is_the_small
     World(radius=radius).check_fill(v, f)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mesh", ["box", "sphere", "open"])
 def test_the_suggested_radius_builds(monkeypatch: pytest.MonkeyPatch, mesh: str) -> None:
     monkeypatch.setattr(geometry, "MAX_SAMPLE_GRID_NODES", 4000)

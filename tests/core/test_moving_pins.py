@@ -121,6 +121,7 @@ def _soft_sheet(
     return world, cloth, v
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("frequency", "mass"), [(2.0, 0.1), (2.0, 5.0), (4.0, 0.1)])
 def test_soft_pins_sag_by_g_over_omega_squared_whatever_the_mass(frequency: float, mass: float) -> None:
     """A vertex of mass m on a zero-length spring k = m (2 pi f)^2 sags by m g / k = g / (2 pi f)^2 (6.2 cm

@@ -41,6 +41,7 @@ def _grains(threads: int) -> World:
     return w
 
 
+@pytest.mark.slow
 def test_a_large_granular_scene_is_bit_identical_with_1_2_and_4_threads() -> None:
     n = int(np.prod(GRAINS))
     assert len(parallel.search_chunks(n)) > 1, "the neighbour search must be chunked"

@@ -38,6 +38,7 @@ def test_assembled_matrix_is_j_w_jt() -> None:
     np.testing.assert_allclose(sparse, dense, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_strip_within_one_percent_at_the_default_budget() -> None:
     # Default budget (4 x 4), 2.5 cm edges (40 along the strip). Without the projection: 3.7 % stretch,
     # sag 10 % deep. With 10 conjugate-gradient iterations per small step: 0.13 % stretch, sag 0.65 %

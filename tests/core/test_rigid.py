@@ -52,6 +52,7 @@ def test_tumbling_body_keeps_its_shape_and_angular_momentum_direction() -> None:
     assert not np.allclose(m[:3, :3], np.eye(3), atol=0.1), "it did rotate"
 
 
+@pytest.mark.slow
 def test_box_lands_flat_on_plane() -> None:
     w = World(radius=R_BOX)
     w.add_collider_plane()

@@ -37,6 +37,7 @@ def _mixed(world_radius: float, body_radius: float | None) -> World:
     return w
 
 
+@pytest.mark.slow
 def test_one_size_runs_the_arithmetic_of_one_radius() -> None:
     """Bodies given the world's radius, or all one other radius, step bit for bit as a world of that
     radius (the float fast path; the margin, the world's radius by default, scales with the size)."""
@@ -133,6 +134,7 @@ def test_big_and_small_particle_collision_conserves_momentum() -> None:
     assert closest > 0.06 - 0.25 * 0.03 - 1e-9
 
 
+@pytest.mark.slow
 def test_big_ball_rests_on_fine_sand_at_the_sum_of_radii() -> None:
     """A 5 cm ball (one grain) on a layer of 5 mm sand on the ground: it rests on the sand grain under
     it, its centre at r_s + (r_s + R) = 6 cm, not through the layer (within the small steps' settling,
@@ -151,6 +153,7 @@ def test_big_ball_rests_on_fine_sand_at_the_sum_of_radii() -> None:
     assert float(w.positions[sand.indices, 2].max()) < 3.0 * rs
 
 
+@pytest.mark.slow
 def test_grains_rest_on_a_coarse_rigid_box() -> None:
     """5 mm grains on a box of 5 cm particles (sizes 10x apart) do not fall into it: each rests within
     a grain diameter of the box's top particle layer + R + r or above."""
@@ -206,6 +209,7 @@ def test_sized_grain_fill_leaves_room_for_the_largest() -> None:
     assert len(i) == 0
 
 
+@pytest.mark.slow
 def test_mesh_collider_and_cloth_thickness_at_each_particles_own_radius() -> None:
     """On a mesh collider (a 2 m slab, top at z = 0): grains of 5 mm and 5 cm rest at their radius, and a
     cloth of thickness 1 cm (in a 5 cm world) hangs its free vertices 1 cm above it, within g h^2 per

@@ -144,6 +144,7 @@ def test_kinematic_platform_lifts_and_carries_grains() -> None:
     assert np.all(moved[:, 2] > 0.5 - 2 * r)  # every grain lifted with it
 
 
+@pytest.mark.slow
 def test_switched_off_a_kinematic_body_keeps_the_velocity_of_its_animation() -> None:
     w = World(radius=0.05, gravity=(0.0, 0.0, 0.0))
     c0 = np.array([0.0, 0.0, 1.0])
