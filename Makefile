@@ -163,7 +163,12 @@ test-farm:
 TEST_SUITES := test-core52-slow test-blender52 test-core52 test-core test-blender test-blender42 \
 	test-blender45 lint typecheck test-farm
 
+# The environments and the extension are made first, two at a time, so that the suites then start together
+# longest first (made on demand instead, Blender 5.2's suite started last and ran alone for minutes).
+TEST_PREREQS := $(VENV)/.installed $(VENV52)/.installed $(VENV42)/.installed $(VENV45)/.installed $(ZIP)
+
 test:
+	$(MAKE) --no-print-directory --jobs=2 $(TEST_PREREQS)
 	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-serial
 
 test-serial: $(TEST_SUITES)

@@ -265,6 +265,10 @@ def _f(v, fmt="{:.1f}", none="-"):
     return none if v is None else fmt.format(v)
 
 
+def _mm(v):
+    return None if v is None else v * 1e3
+
+
 def one_line(r: dict) -> str:
     if "skipped" in r:
         return "skipped: " + r["skipped"]
@@ -275,7 +279,8 @@ def one_line(r: dict) -> str:
     s += f"peak {r['peak_rss_mb']:.0f} MB"
     if q.get("max_stretch") is not None:
         s += f", stretch {q['max_stretch']:.1%}"
-    s += f", penetration {q['max_penetration'] * 1e3:.1f} mm, lowest z {q['lowest_z']:.3f}"
+    if "max_penetration" in q:  # scenes without a contact measure (S11's tearing cloth) report none
+        s += f", penetration {q['max_penetration'] * 1e3:.1f} mm, lowest z {q['lowest_z']:.3f}"
     return s
 
 
@@ -319,7 +324,7 @@ def _table(run: dict) -> list[str]:
             f"| {title} | {r['solver']} | {r['particles']} | {_f(r['constraints'], '{}')} | "
             f"{r['ms_per_frame']:.1f} | {r['frames']} | {r['peak_rss_mb']:.0f} "
             f"({r['peak_rss_mb'] - r['base_rss_mb']:.0f}) | {st} | "
-            f"{q['max_penetration'] * 1e3:.1f} mm | {q['lowest_z']:.3f} |"
+            f"{_f(_mm(q.get('max_penetration')))} mm | {_f(q.get('lowest_z'), '{:.3f}')} |"
         )
     return rows
 

@@ -213,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--repeats", type=int, default=3, help="runs of each ratio scene (S1-S3), fastest kept (default 3)"
     )
+    ap.add_argument(
+        "--resume", action="store_true", help="keep the results already in benchmarks/results/progress.jsonl"
+    )
     ap.add_argument("--out", default="", help="report path (default: docs/performance.md for a full run)")
     args = ap.parse_args(argv)
     only = {s.strip() for s in args.only.split(",") if s.strip()} or None
@@ -225,9 +228,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Unified Particles benchmarks ({'quick' if args.quick else 'full'}): {len(todo)} runs")
     print(f"machine: {machine['cpu']}, {machine['cores']} cores, load {machine['load']}")
     results = []
+    # Each result is appended to progress.jsonl as it comes, so a run that stops part way (a crash in the
+    # report, a closed terminal) can go on with --resume instead of measuring 40 minutes again.
+    progress = RESULTS_DIR / "progress.jsonl"
+    done: dict[tuple[str, str], dict] = {}
+    if args.resume and progress.is_file():
+        for line in progress.read_text().splitlines():
+            r = json.loads(line)
+            done[(r.get("scene"), r.get("solver"))] = r
+    elif progress.is_file():
+        progress.unlink()
     for k, job in enumerate(todo, 1):
         print(f"[{k}/{len(todo)}] {job.scene:8s} {job.solver:22s} ...", end=" ", flush=True)
-        res = run_job(job)
+        res = done.get((job.scene, job.solver))
+        if res is None:
+            res = run_job(job)
+            with progress.open("a") as fh:
+                fh.write(json.dumps(res) + "\n")
+        else:
+            print("(from progress.jsonl)", end=" ")
         results.append(res)
         print(report.one_line(res), flush=True)
     if args.repeats > 1:
