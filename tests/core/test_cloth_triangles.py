@@ -8,6 +8,7 @@ import pytest
 
 from unified_particles.core import World
 from unified_particles.core.cloth_triangles import apply_triangle_contacts, candidate_pairs, triangle_contacts
+from unified_particles.core.distance import DistanceConstraints, JacobiSolver, bending_pairs
 from unified_particles.core.primitives import box_mesh, grid_mesh, grid_points
 
 R = 0.01  # grains of r = 1 cm
@@ -74,8 +75,7 @@ def test_grain_cloth_hit_conserves_momentum() -> None:
     # contacts move the grain and the vertices by W_p / D and -u_k W_k / D of each correction (core/
     # cloth_triangles.py), so total momentum is conserved to rounding. The held pass after the stretch
     # solve (cloth immovable) must not act in a hit this light (the overlap stays within its slop).
-    # Isometric bending: the legacy bending's per-particle Jacobi averaging (distance.JacobiSolver) does
-    # not conserve momentum itself (the free cloth drifted sideways at 3% of the grain's momentum).
+    # Isometric bending here; the legacy bending's hit is the next test.
     w = World(radius=R, gravity=(0.0, 0.0, 0.0))
     v, f = grid_mesh(1.0, 11, (0.0, 0.0, 0.0))
     w.add_cloth(v, f, mass=0.5, air_viscosity=0.0, bending_rigidity=1e-5)
@@ -87,6 +87,66 @@ def test_grain_cloth_hit_conserves_momentum() -> None:
     p1 = (m[:, None] * w.velocities).sum(axis=0)
     assert grain.velocities[0, 2] > -1.0  # the hit happened: the grain was slowed
     np.testing.assert_allclose(p1, p0, atol=1e-9 * np.abs(p0).max())
+
+
+def test_legacy_bending_hit_conserves_momentum() -> None:
+    # The hit above with the legacy bending (distance pairs across each edge's diamond, solved by
+    # core/distance.py JacobiSolver). Its per-particle averaging (paper Eq. 11: each particle's summed
+    # corrections over its own constraint count) gave the two ends of a pair between a rim vertex (in
+    # fewer pairs) and an inner one unequal impulses: the free cloth drifted sideways at 3 % of the
+    # grain's momentum. Mass splitting gives each pair equal and opposite impulses: conserved to
+    # rounding (1e-9 of the grain's momentum, as above), in every direction.
+    w = World(radius=R, gravity=(0.0, 0.0, 0.0))
+    v, f = grid_mesh(1.0, 11, (0.0, 0.0, 0.0))
+    w.add_cloth(v, f, mass=0.5, air_viscosity=0.0, bend_compliance=1e-3)
+    w.add_granular([[0.033, 0.031, 0.05]], initial_velocity=(0.0, 0.0, -2.0))
+    m = 1.0 / w.inverse_masses
+    p0 = (m[:, None] * w.velocities).sum(axis=0)
+    for _ in range(12):
+        w.step(1.0 / 24.0)
+    p1 = (m[:, None] * w.velocities).sum(axis=0)
+    np.testing.assert_allclose(p1, p0, atol=1e-9 * np.abs(p0).max())
+
+
+def test_jacobi_bending_conserves_momentum_and_matches_eq11_where_counts_agree() -> None:
+    # One Jacobi pass on a random cloth of unequal masses: sum m dx = 0 and sum m x cross dx = 0
+    # (equal and opposite impulses along each pair), and where both ends of every pair have the same
+    # constraint count (a ring of pairs) the corrections are exactly the paper's Eq. 11 average,
+    # dx_a = w_a / (w_a + w_b + alpha / h^2) * (-C n) / n_a.
+    rng = np.random.default_rng(5)
+    v, f = grid_mesh(0.5, 6)
+    pairs = bending_pairs(f)  # rim vertices are in fewer pairs than inner ones
+    inv_mass = rng.uniform(0.5, 2.0, len(v))
+    x = v + 0.02 * rng.standard_normal(v.shape)
+    h = 1.0 / 384.0
+    con = DistanceConstraints.build(pairs, v, np.full(len(pairs), 1e-4), False, len(v))
+    moved = x.copy()
+    JacobiSolver(con, inv_mass, h).solve(moved)
+    dx, m = moved - x, 1.0 / inv_mass[:, None]
+    assert np.abs(dx).max() > 1e-4  # it did something
+    np.testing.assert_allclose((m * dx).sum(axis=0), 0.0, atol=1e-15)
+    np.testing.assert_allclose((m * np.cross(x, dx)).sum(axis=0), 0.0, atol=1e-15)
+    pinned = inv_mass.copy()
+    pinned[0] = 0.0  # a pinned vertex takes no correction
+    moved = x.copy()
+    JacobiSolver(con, pinned, h).solve(moved)
+    assert np.all(moved[0] == x[0])
+    # A closed ring of four pairs: every vertex in two, so each correction is Eq. 11's.
+    xr = np.array([[0.0, 0.0, 0.0], [0.11, 0.0, 0.0], [0.1, 0.12, 0.0], [0.0, 0.1, 0.01]])
+    wr = np.array([1.0, 2.0, 3.0, 4.0])
+    loop = np.array([[0, 1], [1, 2], [2, 3], [3, 0]])
+    rest, alpha = np.full(4, 0.1), np.full(4, 2e-5)
+    con4 = DistanceConstraints(loop[:, 0].copy(), loop[:, 1].copy(), rest, alpha)
+    got = xr.copy()
+    JacobiSolver(con4, wr, h).solve(got)
+    want = xr.copy()
+    for (a, b), length, comp in zip(loop, rest, alpha, strict=True):
+        d = xr[a] - xr[b]
+        dist = np.linalg.norm(d)
+        s = -(dist - length) / (wr[a] + wr[b] + comp / h**2) * d / dist / 2.0
+        want[a] += wr[a] * s
+        want[b] -= wr[b] * s
+    np.testing.assert_allclose(got, want, atol=1e-15)
 
 
 def test_triangle_contact_moves_conserve_momentum_and_restore_the_gap() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unified_particles.core import World, colliders, sweep
+from unified_particles.core import World, colliders, struck, sweep
 from unified_particles.core.primitives import box_mesh, grid_mesh, grid_points
 
 FPS = 24.0
@@ -69,21 +69,44 @@ def test_collider_pose_is_interpolated_across_small_steps() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("speed", [12.0, 48.0])
-def test_fast_thin_board_pushes_every_grain_ahead(speed: float) -> None:
-    # A 2 cm board (thinner than a grain) translated at `speed` through a block of grains in 12 frames:
-    # 48 m/s is 2 m per frame, 0.125 m (2.5 radii) per small step. No grain ends up behind it: each is
-    # at least half the board plus a radius ahead of its centre.
+@pytest.mark.parametrize("seed", [None, 0, 1])
+def test_fast_thin_board_pushes_every_grain_ahead(speed: float, seed: int | None) -> None:
+    # A 2 cm board (thinner than a grain), 1 m square, translated at `speed` through a block of grains in
+    # 12 frames: 48 m/s is 2 m per frame, 0.125 m (2.5 radii) per small step. With a seed every grain is
+    # first moved by up to 10 um (another CPU's rounding moves them less).
+    # - No grain in the board's path (|y|, |z| < 0.5 m) is ever behind it: at every frame's end each
+    #   centre is at least half a radius ahead of the front face (a grain ends a small step at most
+    #   struck.HOLD_DEEP_RADII deep in a moving collider, on the side it came from).
+    # - In the board's frame (inertial: it moves at constant speed) inelastic contacts only take kinetic
+    #   energy away: the grains' energy relative to the board never rises above its start.
+    # - On the exact grid no grain leaves the board's path and each ends at least half the board plus a
+    #   radius ahead of its centre. Nudged, the struck block sprays: a line of spheres struck end on
+    #   scatters sideways (a pool break), and grains that leave past the board's edges (130-190 of 200
+    #   measured) fall behind its plane if a little slower than it: around it, not through it. That is
+    #   why the end check holds for the grid only (nudged, 16-18 grains ended behind the plane, every one
+    #   of them beyond the board's edges).
     w = World(radius=R, gravity=(0.0, 0.0, 0.0))
     col = w.add_collider_mesh(*box_mesh((0.02, 1.0, 1.0)))
-    w.add_granular(grid_points((8, 5, 5), 2.5 * R, (0.2, -0.3, -0.3)))
+    pts = grid_points((8, 5, 5), 2.5 * R, (0.2, -0.3, -0.3))
+    if seed is not None:
+        pts += np.random.default_rng(seed).uniform(-1e-5, 1e-5, pts.shape)
+    w.add_granular(pts)
     travel = speed / FPS
+    u = np.array([speed, 0.0, 0.0])
+    energy0 = float(((w.velocities - u) ** 2).sum())
     for k in range(1, 13):
         m = np.eye(4)
         m[0, 3] = travel * k
         col.set_transform(m)
         w.step(1.0 / FPS)
-    board = travel * 12
-    assert w.positions[:, 0].min() >= board + 0.01 + R - 1e-3
+        x = w.positions
+        in_path = (np.abs(x[:, 1:]) < 0.5).all(axis=1)
+        ahead = x[in_path, 0] - (travel * k + 0.01)
+        assert ahead.min() >= (1.0 - struck.HOLD_DEEP_RADII) * R, f"frame {k}: a grain {ahead.min():.4f} m"
+        assert float(((w.velocities - u) ** 2).sum()) <= energy0 * (1.0 + 1e-12)
+    if seed is None:
+        board = travel * 12
+        assert w.positions[:, 0].min() >= board + 0.01 + R - 1e-3
 
 
 def test_fast_swung_board_never_leaves_a_grain_behind_it() -> None:

@@ -190,7 +190,7 @@ class Solver:
         x_kin = self._prescribe(x, x_pred, alpha)  # kinematic bodies, moving pins, free fluid slots
         if model.any_pairs:  # fast particles never jump through each other (swept, see sweep.py)
             movable = model.particle_dynamic if self._dynamic is None else self._dynamic
-            limit_fast_paths(x, x_pred, r, model.particle_group, model.group_self_collides, movable)
+            limit_fast_paths(x, x_pred, r, model.particle_group, model.group_self_collides, movable, model)
         # 2. Mass scaling for stacks: lower particles are heavier in contacts (shock propagation).
         w_contact = self._scaled_contact_inv_mass(state, x_pred, h)
         if kin is not None:  # kinematic: immovable in every contact (a copy: w may be the model's array)
@@ -238,7 +238,7 @@ class Solver:
             every_pair = model.all_grains and self._dynamic is None
             self.grain_support(x, x_pred, pair_i, pair_j, grain, every_pair, r, self.gravity)
         if self.last_word:  # moving colliders, infinite mass: the last word over grains (struck.py)
-            hold_grains_out_at_end(self.colliders, x_pred, r, alpha, dt_frame, grain)
+            hold_grains_out_at_end(self.colliders, x_pred, r, alpha, dt_frame, grain, x, h)
         # 6. Velocity update, restitution, sleeping; commit positions.
         reach = 2.0 * largest(r) + largest(margin)  # kinematic pairs a push may have just parted (struck.py)
         struck = struck_contacts(
@@ -431,8 +431,7 @@ class Solver:
         its pose now to ``state.rigid_target`` (see :mod:`.kinematic`), and the inactive particles."""
         sm, model = self.model.shape_matching, self.model
         self.kinematic, self._dynamic = None, None
-        live = model.any_fluid or self.tearing is not None  # fluid slots, tear spares
-        self._inactive = np.flatnonzero(~state.active) if live else np.zeros(0, np.int64)
+        self.refresh_inactive(state, model.any_fluid or self.tearing is not None)  # fluid slots, tear spares
         if sm is None or not state.rigid_kinematic.any():
             return
         self.kinematic = KinematicFrame.begin(
@@ -448,6 +447,10 @@ class Solver:
         )
         if self.kinematic is not None:
             self._dynamic = model.particle_dynamic & ~self.kinematic.mask
+
+    def refresh_inactive(self, state: ParticleState, live: bool = True) -> None:
+        """List the particles the small steps hold (``state.active`` False; none unless ``live``)."""
+        self._inactive = np.flatnonzero(~state.active) if live else np.zeros(0, np.int64)
 
     # ------------------------------------------------------------------ 2. mass scaling
     def _scaled_contact_inv_mass(self, state: ParticleState, x_pred: FloatArray, h: float) -> FloatArray:

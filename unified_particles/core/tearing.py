@@ -439,7 +439,7 @@ class TearSystem:
             self.apply(solver.model, solver)
             # The spares just used are live from the next small step of this frame on (begin_frame
             # listed the inactive particles for the whole frame).
-            solver._inactive = np.flatnonzero(~state.active)
+            solver.refresh_inactive(state)
 
     def encode(self) -> FloatArray:
         """Every tearing cloth's state, concatenated ((0,) without tearing cloth)."""
