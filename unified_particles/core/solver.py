@@ -22,6 +22,7 @@ from .cloth_contacts import CLOTH_CONTACT_SLOP_RADII, hold_loads_on_cloth
 from .cloth_triangles import ClothTriangles
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts, collider_corrections
+from .contact_mass import scaled_contact_inv_mass
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
 from .corrections import apply_jacobi, apply_pair_jacobi, clamp_speed, rigid_impulse
 from .depenetration import Depenetration
@@ -70,9 +71,6 @@ SIZED_REFRESH = (REFRESH_AHEAD, INCREMENTAL_MAX_FRACTION, INCREMENTAL_MIN_PARTIC
 # A particle within this many radii of a contact counts as touching for the shape-matching weights:
 # resting contacts flicker on and off at exactly zero gap, and weights that flicker inject energy.
 TOUCH_TOLERANCE_RADII = 0.1
-# Cap of the shock-propagation exponent k * height: exp(50) ~ 5e21 is far beyond any mass ratio the
-# contacts can use (max_mass_ratio limits it), and exp of larger values overflows float64 near 709.
-SHOCK_EXPONENT_CAP = 50.0
 # Collider contacts approaching slower than the speed gravity adds in this many small steps do not
 # bounce, so resting contacts stay at rest.
 RESTITUTION_REST_STEPS = 2.0
@@ -192,7 +190,7 @@ class Solver:
             movable = model.particle_dynamic if self._dynamic is None else self._dynamic
             limit_fast_paths(x, x_pred, r, model.particle_group, model.group_self_collides, movable)
         # 2. Mass scaling for stacks: lower particles are heavier in contacts (shock propagation).
-        w_contact = self._scaled_contact_inv_mass(state, x_pred, h)
+        w_contact, self.soft_gain = scaled_contact_inv_mass(model, s, self.gravity, state, x_pred, h)
         if kin is not None:  # kinematic: immovable in every contact (a copy: w may be the model's array)
             w_contact = w_contact.copy()
             w_contact[kin.idx] = 0.0
@@ -448,44 +446,6 @@ class Solver:
         )
         if self.kinematic is not None:
             self._dynamic = model.particle_dynamic & ~self.kinematic.mask
-
-    # ------------------------------------------------------------------ 2. mass scaling
-    def _scaled_contact_inv_mass(self, state: ParticleState, x_pred: FloatArray, h: float) -> FloatArray:
-        """Contact inverse masses: rigid and soft (sets ``soft_gain``) effective masses, shock propagation.
-
-        Rigid particles: shape matching weighs a touching particle (1 + W) times its mass m, so a
-        correction on it moves its body by m (1 + W) / (M + W m n) of it (M body mass, n touching
-        particles of the body, from the previous small step). Giving the contact the effective mass
-        m_c = M m (1 + W) / (M + W m n) makes the body's momentum change equal the partner's: the
-        weighting keeps friction from being averaged away without breaking momentum conservation.
-
-        Shock propagation (paper Sec. 4.3): w* = w exp(k height), m* = m exp(-k height).
-        """
-        model = self.model
-        w = self._rigid_contact_inv_mass(state)
-        if model.soft is not None:
-            w, self.soft_gain = model.soft.contact_inv_mass(w, h, model.particle_inv_mass)
-        k = self.settings.shock_propagation
-        g = float(np.linalg.norm(self.gravity))
-        if k <= 0.0 or g == 0.0 or not model.any_pairs:
-            return w
-        height = np.einsum("ij,j->i", x_pred, -self.gravity / g)
-        # Relative to the lowest particle, capped so exp never overflows.
-        return w * np.exp(np.minimum(k * (height - height.min()), SHOCK_EXPONENT_CAP))
-
-    def _rigid_contact_inv_mass(self, state: ParticleState) -> FloatArray:
-        """Contact inverse masses with rigid particles' effective mass (see _scaled_contact_inv_mass)."""
-        model = self.model
-        w = model.particle_contact_inv_mass
-        sm = model.shape_matching
-        if sm is not None:
-            big_w = self.settings.rigid_contact_weight
-            n_touch = state.rigid_touch_count[sm.body]
-            body_mass = model.rigid_mass[sm.body]
-            factor = (body_mass + big_w * sm.mass * n_touch) / (body_mass * (1.0 + big_w))
-            w = w.copy()
-            w[sm.idx] *= factor
-        return w
 
     # ------------------------------------------------------------------ 3. neighbours
     def _candidates(self, x: FloatArray, active: BoolArray | None = None) -> tuple[IntArray, IntArray]:
