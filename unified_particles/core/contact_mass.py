@@ -67,5 +67,5 @@ def rigid_contact_inv_mass(
         body_mass = model.rigid_mass[sm.body]
         factor = (body_mass + big_w * sm.mass * n_touch) / (body_mass * (1.0 + big_w))
         w = w.copy()
-        w[sm.idx] *= factor
+        w[sm.rows] *= factor
     return w

@@ -39,6 +39,7 @@ from .pair_filter import filter_pairs
 from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
 from .projection import DistanceSolver, distance_solvers
+from .rest_check import RestCheck
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, refresh_sized, sized_candidates, world_sizes
 from .state import ParticleState
@@ -122,6 +123,7 @@ class Solver:
         self._sizes: tuple[Radius, Radius] | None = None
         self.grain_support = SupportSweep()  # the grain support pass (grain_support.py)
         self.soft_gain: FloatArray | None = None  # (N,) soft particles' contact gain (soft.py)
+        self.rest = RestCheck()  # a small step that changed nothing ends the frame (rest_check.py)
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
@@ -182,6 +184,9 @@ class Solver:
         kin = self.kinematic  # this frame's kinematic rigid bodies (begin_frame): infinite mass
         inactive = self._inactive  # free fluid slots (begin_frame)
         active = state.active if len(inactive) else None  # None: every particle is live
+        if stabilize:  # the frame's first small step: do its small steps all see the same inputs?
+            self.rest.frame_qualifies(self)
+        self.rest.before_step(state, stabilize)
         # 1. External forces, damping, speed limit; predict positions x*.
         self._apply_external_forces(state, h, alpha, dt_frame)
         x_pred = x + h * v
@@ -239,9 +244,11 @@ class Solver:
             hold_grains_out_at_end(self.colliders, x_pred, r, alpha, dt_frame, grain)
         # 6. Velocity update, restitution, sleeping; commit positions.
         reach = 2.0 * largest(r) + largest(margin)  # kinematic pairs a push may have just parted (struck.py)
-        struck = struck_contacts(
-            x_pred, v, col, self.collider_push, s.restitution, kin, pair_i, pair_j, reach, model
-        )
+        struck = None  # without restitution only moving surfaces strike (struck.py); planes never move
+        if s.restitution > 0.0 or kin is not None or len(self.colliders.meshes):
+            struck = struck_contacts(
+                x_pred, v, col, self.collider_push, s.restitution, kin, pair_i, pair_j, reach, model
+            )
         v[...] = (x_pred - x) / h
         if held is not None:  # the held pass stops loads, never pushes them off (cloth_contacts.py)
             v[held[0]] -= held[1] / h
@@ -260,6 +267,7 @@ class Solver:
         if s.sleep_threshold > 0.0:
             self._sleep(state, x_pred, touching)
         x[...] = x_pred
+        self.rest.after_step(state)
 
     # ------------------------------------------------------------------ 1. forces and prediction
     def _apply_external_forces(self, state: ParticleState, h: float, alpha: float, dt_frame: float) -> None:
@@ -317,7 +325,7 @@ class Solver:
             )  # the grains resting on it and pushed them out of its back: issue 24, item 8)
             if sm is not None:
                 # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
-                dx[sm.idx] += self._rigid_goals(x + dx, touching)[0]
+                dx[sm.rows] += self._rigid_goals(x + dx, touching)[0]
             if kin is not None:
                 dx[kin.idx] = 0.0
             x += dx
@@ -603,7 +611,9 @@ class Solver:
                 )
             pressed = col.depth.copy()  # friction keeps the whole contact's depth
             rest_speed = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h
-            shifted = push_struck_bodies(target, col, model, rest_speed) if x_prev is not None else 0.0
+            # Planes never move: without mesh colliders no contact strikes or needs holding (struck.py).
+            moving = x_prev is not None and len(self.colliders.meshes) > 0
+            shifted = push_struck_bodies(target, col, model, rest_speed) if moving else 0.0
             delta = collider_corrections(
                 target,
                 x_prev,
@@ -615,13 +625,13 @@ class Solver:
                 pressed,
                 model.grain_kinetic_ratio,
             )
-            plane = contact_planes(target, col)
+            plane = contact_planes(target, col) if moving else None
             count = apply_jacobi(target, col.idx, delta, 1.0)
             if x_prev is not None:  # how far each contact moved its particle (read by struck_contacts)
+                self.collider_push = np.maximum(col.depth, 0.0) / count[col.idx]
+            if moving and plane is not None:
                 # Moving colliders: each contact in full, not averaged with the particle's others.
-                self.collider_push = (
-                    shifted + np.maximum(col.depth, 0.0) / count[col.idx] + hold_out(target, col, plane)
-                )
+                self.collider_push = shifted + self.collider_push + hold_out(target, col, plane)
                 self.last_word = bool(moving_contacts(col).any())  # held again at the step's end
         if len(pair_i):
             # Large lists in fixed chunks of pairs on the thread pool (core/parallel.py): the same
@@ -717,19 +727,19 @@ class Solver:
         """Shape-matching corrections (R, 3) with contact-weighted fit, and the body rotations."""
         sm = self.model.shape_matching
         assert sm is not None
-        weight = sm.mass * (1.0 + self.settings.rigid_contact_weight * touching[sm.idx])
+        weight = sm.mass * (1.0 + self.settings.rigid_contact_weight * touching[sm.rows])
         return sm.goals(x, weight)
 
     def _solve_shape_matching(self, state: ParticleState, x_pred: FloatArray, touching: BoolArray) -> None:
         sm = self.model.shape_matching
         assert sm is not None
         state.rigid_touch_count = np.asarray(
-            np.bincount(sm.body, weights=touching[sm.idx].astype(np.float64), minlength=sm.n_bodies),
+            np.bincount(sm.body, weights=touching[sm.rows].astype(np.float64), minlength=sm.n_bodies),
             dtype=np.float64,
         )
         delta, state.rigid_rotation = self._rigid_goals(x_pred, touching)
         # One goal per particle, so no averaging; applied fully to keep the body rigid.
-        x_pred[sm.idx] += delta
+        x_pred[sm.rows] += delta
 
     def _distance_solvers(self, h: float) -> list[DistanceSolver]:
         """The cloth and rope solvers for step size h (``projection.distance_solvers``), cached: h is fixed
