@@ -145,7 +145,7 @@ def test_sphere_mesh_rolls_off_without_losing_particles() -> None:
 
 def test_momentum_nearly_conserved_when_a_box_hits_grains() -> None:
     # 125 kg box at 2 m/s into two 1.6 kg grains. Touching rigid particles weigh more in shape
-    # matching; their contact mass is chosen to compensate (see Solver._scaled_contact_inv_mass),
+    # matching; their contact mass is chosen to compensate (see contact_mass.scaled_contact_inv_mass),
     # using the touching count of the previous small step, so momentum is kept to a few percent
     # (without the compensation the box lost 58 % of its momentum to the grains).
     w = World(radius=R_BOX, gravity=(0, 0, 0))

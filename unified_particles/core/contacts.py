@@ -381,7 +381,9 @@ def _contact_normals(
         if rigid.any():
             fi = None if sdf_faces is None else _faces_of(sdf_faces, i)
             fj = None if sdf_faces is None else _faces_of(sdf_faces, j)
-            n, c = _rigid_normals(n, c, di, dj, s, rigid, sdf_normal(i), sdf_normal(j), radius, fi, fj)
+            k = len(i)
+            g = sdf_normal(np.concatenate([i, j]))  # both sides in one call: (3, 2K)
+            n, c = _rigid_normals(n, c, di, dj, s, rigid, g[:, :k], g[:, k:], radius, fi, fj)
     return n, c
 
 

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The polar decomposition: the rotation nearest to a 3 x 3 matrix, one matrix or a batch, by SVD.
+"""The polar decomposition: the rotation nearest to a 3 x 3 matrix, one matrix or a batch, by SVD, and
+a faster Newton iteration for large batches (shape matching's bodies, :func:`polar_rotations_batch`).
 
 Shape matching (the fitted rotation of every rigid body), kinematic targets (a target transform's
 rotation without its scale) and mesh colliders (a transform's rotation and scale) all use it. Imports
@@ -32,3 +33,89 @@ def polar(a: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Polar decomposition A = R S of a (3, 3) matrix: R proper rotation, S = R^T A symmetric (may mirror)."""
     r = polar_rotations(a)
     return r, r.T @ a
+
+
+# Entry 3 r + c of a flattened 3 x 3 matrix M; its cofactor C[r][c] = M[r+1][c+1] M[r+2][c+2] -
+# M[r+1][c+2] M[r+2][c+1] (indices mod 3): the first nine gathered products are the first terms, the
+# last nine the second.
+_COF_LEFT = np.array(
+    [3 * ((r + 1) % 3) + (c + 1) % 3 for r in range(3) for c in range(3)]
+    + [3 * ((r + 1) % 3) + (c + 2) % 3 for r in range(3) for c in range(3)]
+)
+_COF_RIGHT = np.array(
+    [3 * ((r + 2) % 3) + (c + 2) % 3 for r in range(3) for c in range(3)]
+    + [3 * ((r + 2) % 3) + (c + 1) % 3 for r in range(3) for c in range(3)]
+)
+# Newton's iteration stops for a matrix once no entry changed by more than this in a step: it converges
+# quadratically, so the error left is about the square of the last step's (1e-18; measured against the
+# SVD: 4e-15 at most, its own rounding).
+NEWTON_TOLERANCE = 1e-9
+# ... or after this many steps (the scaled iteration needs about 10 for a condition number of 1e8);
+# matrices not converged by then, and those the iteration cannot take (below), go to the SVD.
+NEWTON_MAX_STEPS = 16
+# det(A) / |A|_F^3 below this: (nearly) flat, singular or mirroring matrices, which the SVD handles.
+NEWTON_MIN_DET = 1e-9
+# Smaller batches go to the SVD: the iteration's ~20 NumPy calls per step cost the same for any batch,
+# the SVD grows with it (measured on a loaded machine, us for SVD / Newton: 1 matrix 41 / 838, 16
+# 279 / 750, 32 457 / 839, 64 1303 / 1048, 125 2305 / 1387, 500 7036 / 1654).
+NEWTON_MIN_BATCH = 48
+
+
+def polar_rotations_batch(a: FloatArray) -> FloatArray:
+    """Rotation part of the polar decomposition of each of a batch of 3 x 3 matrices, flattened
+    coordinate-major: ``a`` (9, B), entry 3 r + c of matrix b at ``a[3 r + c, b]``. Returns (B, 3, 3).
+
+    The rotations of :func:`polar_rotations` (to rounding, ~1e-15), 3-4x faster for a hundred matrices
+    (a pile of 125 boxes: 0.3 against 1.0 ms on NumPy 1.26, 0.18 against 0.64 ms on 2.5, shared machine):
+    Newton's iteration X <- (g X + X^-T / g) / 2 with the determinant scaling g = det(X)^(-1/3) (Higham,
+    *Functions of Matrices*, SIAM 2008, Sec. 8.6), on all matrices at once, X^-T = cofactor(X) / det X
+    from one gather, each matrix stopped where its step fell below ``NEWTON_TOLERANCE``. A proper,
+    well-conditioned A converges to its polar factor in 3-7 steps (the iteration acts on the singular
+    values alone, sigma <- (g sigma + 1 / (g sigma)) / 2, quadratically). (Nearly) singular and mirroring
+    matrices (flat or one-particle bodies, det <= 0), which have no unique or no proper polar factor,
+    and any that do not converge get the SVD's answer, as do batches of fewer than ``NEWTON_MIN_BATCH``.
+    """
+    x = np.array(a, dtype=np.float64)
+    b = x.shape[1]
+    if b < NEWTON_MIN_BATCH:
+        return polar_rotations(np.ascontiguousarray(x.T).reshape(b, 3, 3))
+    norm = np.sqrt(_column_dot(x, x, 9))
+    cof, det = _cofactors(x)
+    active = det > NEWTON_MIN_DET * norm * norm * norm
+    converged = np.zeros(b, dtype=bool)
+    safe = np.where(active, det, 1.0)
+    for _ in range(NEWTON_MAX_STEPS):
+        # All matrices step at once (a gather of the unconverged ones costs more than the step);
+        # converged and excluded ones keep their values.
+        g = 1.0 / np.cbrt(safe)
+        new = (0.5 * g) * x + cof * (0.5 / (g * safe))
+        small = np.abs(new - x).max(axis=0) <= NEWTON_TOLERANCE
+        x = np.where(active, new, x)
+        converged |= active & small
+        active &= ~small
+        if not active.any():
+            break
+        cof, det = _cofactors(x)
+        active &= det > 0.0
+        safe = np.where(active, det, 1.0)
+    out = np.ascontiguousarray(x.T).reshape(b, 3, 3)
+    rest = np.flatnonzero(~converged)
+    if len(rest):
+        rest_a = np.ascontiguousarray(np.asarray(a, dtype=np.float64)[:, rest].T).reshape(-1, 3, 3)
+        out[rest] = polar_rotations(rest_a)
+    return out
+
+
+def _column_dot(x: FloatArray, y: FloatArray, rows: int) -> FloatArray:
+    """(B,) the dot products of the first ``rows`` rows of x and y (R, B), column by column."""
+    out = x[0] * y[0]
+    for k in range(1, rows):
+        out += x[k] * y[k]
+    return out
+
+
+def _cofactors(x: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Cofactor matrices (9, B) and determinants (B,) of flattened 3 x 3 matrices ``x`` (9, B)."""
+    p = np.take(x, _COF_LEFT, axis=0) * np.take(x, _COF_RIGHT, axis=0)
+    cof = p[:9] - p[9:]
+    return cof, _column_dot(x, cof, 3)

@@ -22,6 +22,7 @@ from .cloth_contacts import CLOTH_CONTACT_SLOP_RADII, hold_loads_on_cloth
 from .cloth_triangles import ClothTriangles
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts, collider_corrections
+from .contact_mass import scaled_contact_inv_mass
 from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
 from .corrections import apply_jacobi, apply_pair_jacobi, clamp_speed, rigid_impulse
 from .depenetration import Depenetration
@@ -38,6 +39,7 @@ from .pair_filter import filter_pairs
 from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
 from .projection import DistanceSolver, distance_solvers
+from .rest_check import RestCheck
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, refresh_sized, sized_candidates, world_sizes
 from .state import ParticleState
@@ -70,9 +72,6 @@ SIZED_REFRESH = (REFRESH_AHEAD, INCREMENTAL_MAX_FRACTION, INCREMENTAL_MIN_PARTIC
 # A particle within this many radii of a contact counts as touching for the shape-matching weights:
 # resting contacts flicker on and off at exactly zero gap, and weights that flicker inject energy.
 TOUCH_TOLERANCE_RADII = 0.1
-# Cap of the shock-propagation exponent k * height: exp(50) ~ 5e21 is far beyond any mass ratio the
-# contacts can use (max_mass_ratio limits it), and exp of larger values overflows float64 near 709.
-SHOCK_EXPONENT_CAP = 50.0
 # Collider contacts approaching slower than the speed gravity adds in this many small steps do not
 # bounce, so resting contacts stay at rest.
 RESTITUTION_REST_STEPS = 2.0
@@ -124,6 +123,7 @@ class Solver:
         self._sizes: tuple[Radius, Radius] | None = None
         self.grain_support = SupportSweep()  # the grain support pass (grain_support.py)
         self.soft_gain: FloatArray | None = None  # (N,) soft particles' contact gain (soft.py)
+        self.rest = RestCheck()  # a small step that changed nothing ends the frame (rest_check.py)
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
@@ -184,6 +184,9 @@ class Solver:
         kin = self.kinematic  # this frame's kinematic rigid bodies (begin_frame): infinite mass
         inactive = self._inactive  # free fluid slots (begin_frame)
         active = state.active if len(inactive) else None  # None: every particle is live
+        if stabilize:  # the frame's first small step: do its small steps all see the same inputs?
+            self.rest.frame_qualifies(self)
+        self.rest.before_step(state, stabilize)
         # 1. External forces, damping, speed limit; predict positions x*.
         self._apply_external_forces(state, h, alpha, dt_frame)
         x_pred = x + h * v
@@ -192,7 +195,7 @@ class Solver:
             movable = model.particle_dynamic if self._dynamic is None else self._dynamic
             limit_fast_paths(x, x_pred, r, model.particle_group, model.group_self_collides, movable, model)
         # 2. Mass scaling for stacks: lower particles are heavier in contacts (shock propagation).
-        w_contact = self._scaled_contact_inv_mass(state, x_pred, h)
+        w_contact, self.soft_gain = scaled_contact_inv_mass(model, s, self.gravity, state, x_pred, h)
         if kin is not None:  # kinematic: immovable in every contact (a copy: w may be the model's array)
             w_contact = w_contact.copy()
             w_contact[kin.idx] = 0.0
@@ -241,9 +244,11 @@ class Solver:
             hold_grains_out_at_end(self.colliders, x_pred, r, alpha, dt_frame, grain, x, h)
         # 6. Velocity update, restitution, sleeping; commit positions.
         reach = 2.0 * largest(r) + largest(margin)  # kinematic pairs a push may have just parted (struck.py)
-        struck = struck_contacts(
-            x_pred, v, col, self.collider_push, s.restitution, kin, pair_i, pair_j, reach, model
-        )
+        struck = None  # without restitution only moving surfaces strike (struck.py); planes never move
+        if s.restitution > 0.0 or kin is not None or len(self.colliders.meshes):
+            struck = struck_contacts(
+                x_pred, v, col, self.collider_push, s.restitution, kin, pair_i, pair_j, reach, model
+            )
         v[...] = (x_pred - x) / h
         if held is not None:  # the held pass stops loads, never pushes them off (cloth_contacts.py)
             v[held[0]] -= held[1] / h
@@ -262,6 +267,7 @@ class Solver:
         if s.sleep_threshold > 0.0:
             self._sleep(state, x_pred, touching)
         x[...] = x_pred
+        self.rest.after_step(state)
 
     # ------------------------------------------------------------------ 1. forces and prediction
     def _apply_external_forces(self, state: ParticleState, h: float, alpha: float, dt_frame: float) -> None:
@@ -319,7 +325,7 @@ class Solver:
             )  # the grains resting on it and pushed them out of its back: issue 24, item 8)
             if sm is not None:
                 # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
-                dx[sm.idx] += self._rigid_goals(x + dx, touching)[0]
+                dx[sm.rows] += self._rigid_goals(x + dx, touching)[0]
             if kin is not None:
                 dx[kin.idx] = 0.0
             x += dx
@@ -451,44 +457,6 @@ class Solver:
     def refresh_inactive(self, state: ParticleState, live: bool = True) -> None:
         """List the particles the small steps hold (``state.active`` False; none unless ``live``)."""
         self._inactive = np.flatnonzero(~state.active) if live else np.zeros(0, np.int64)
-
-    # ------------------------------------------------------------------ 2. mass scaling
-    def _scaled_contact_inv_mass(self, state: ParticleState, x_pred: FloatArray, h: float) -> FloatArray:
-        """Contact inverse masses: rigid and soft (sets ``soft_gain``) effective masses, shock propagation.
-
-        Rigid particles: shape matching weighs a touching particle (1 + W) times its mass m, so a
-        correction on it moves its body by m (1 + W) / (M + W m n) of it (M body mass, n touching
-        particles of the body, from the previous small step). Giving the contact the effective mass
-        m_c = M m (1 + W) / (M + W m n) makes the body's momentum change equal the partner's: the
-        weighting keeps friction from being averaged away without breaking momentum conservation.
-
-        Shock propagation (paper Sec. 4.3): w* = w exp(k height), m* = m exp(-k height).
-        """
-        model = self.model
-        w = self._rigid_contact_inv_mass(state)
-        if model.soft is not None:
-            w, self.soft_gain = model.soft.contact_inv_mass(w, h, model.particle_inv_mass)
-        k = self.settings.shock_propagation
-        g = float(np.linalg.norm(self.gravity))
-        if k <= 0.0 or g == 0.0 or not model.any_pairs:
-            return w
-        height = np.einsum("ij,j->i", x_pred, -self.gravity / g)
-        # Relative to the lowest particle, capped so exp never overflows.
-        return w * np.exp(np.minimum(k * (height - height.min()), SHOCK_EXPONENT_CAP))
-
-    def _rigid_contact_inv_mass(self, state: ParticleState) -> FloatArray:
-        """Contact inverse masses with rigid particles' effective mass (see _scaled_contact_inv_mass)."""
-        model = self.model
-        w = model.particle_contact_inv_mass
-        sm = model.shape_matching
-        if sm is not None:
-            big_w = self.settings.rigid_contact_weight
-            n_touch = state.rigid_touch_count[sm.body]
-            body_mass = model.rigid_mass[sm.body]
-            factor = (body_mass + big_w * sm.mass * n_touch) / (body_mass * (1.0 + big_w))
-            w = w.copy()
-            w[sm.idx] *= factor
-        return w
 
     # ------------------------------------------------------------------ 3. neighbours
     def _candidates(self, x: FloatArray, active: BoolArray | None = None) -> tuple[IntArray, IntArray]:
@@ -646,7 +614,9 @@ class Solver:
                 )
             pressed = col.depth.copy()  # friction keeps the whole contact's depth
             rest_speed = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h
-            shifted = push_struck_bodies(target, col, model, rest_speed) if x_prev is not None else 0.0
+            # Planes never move: without mesh colliders no contact strikes or needs holding (struck.py).
+            moving = x_prev is not None and len(self.colliders.meshes) > 0
+            shifted = push_struck_bodies(target, col, model, rest_speed) if moving else 0.0
             delta = collider_corrections(
                 target,
                 x_prev,
@@ -658,13 +628,13 @@ class Solver:
                 pressed,
                 model.grain_kinetic_ratio,
             )
-            plane = contact_planes(target, col)
+            plane = contact_planes(target, col) if moving else None
             count = apply_jacobi(target, col.idx, delta, 1.0)
             if x_prev is not None:  # how far each contact moved its particle (read by struck_contacts)
+                self.collider_push = np.maximum(col.depth, 0.0) / count[col.idx]
+            if moving and plane is not None:
                 # Moving colliders: each contact in full, not averaged with the particle's others.
-                self.collider_push = (
-                    shifted + np.maximum(col.depth, 0.0) / count[col.idx] + hold_out(target, col, plane)
-                )
+                self.collider_push = shifted + self.collider_push + hold_out(target, col, plane)
                 self.last_word = bool(moving_contacts(col).any())  # held again at the step's end
         if len(pair_i):
             # Large lists in fixed chunks of pairs on the thread pool (core/parallel.py): the same
@@ -760,19 +730,19 @@ class Solver:
         """Shape-matching corrections (R, 3) with contact-weighted fit, and the body rotations."""
         sm = self.model.shape_matching
         assert sm is not None
-        weight = sm.mass * (1.0 + self.settings.rigid_contact_weight * touching[sm.idx])
+        weight = sm.mass * (1.0 + self.settings.rigid_contact_weight * touching[sm.rows])
         return sm.goals(x, weight)
 
     def _solve_shape_matching(self, state: ParticleState, x_pred: FloatArray, touching: BoolArray) -> None:
         sm = self.model.shape_matching
         assert sm is not None
         state.rigid_touch_count = np.asarray(
-            np.bincount(sm.body, weights=touching[sm.idx].astype(np.float64), minlength=sm.n_bodies),
+            np.bincount(sm.body, weights=touching[sm.rows].astype(np.float64), minlength=sm.n_bodies),
             dtype=np.float64,
         )
         delta, state.rigid_rotation = self._rigid_goals(x_pred, touching)
         # One goal per particle, so no averaging; applied fully to keep the body rigid.
-        x_pred[sm.idx] += delta
+        x_pred[sm.rows] += delta
 
     def _distance_solvers(self, h: float) -> list[DistanceSolver]:
         """The cloth and rope solvers for step size h (``projection.distance_solvers``), cached: h is fixed

@@ -645,6 +645,8 @@ class World:
                 self._solver.pin_motion, self._solver.soft_pin_motion = pins, soft
                 for k in range(n):
                     self._small_step(h, (k + 1) / n, dt, stabilize=k == 0)
+                    if self._solver.rest.at_rest:  # a fixed point: the others would repeat it (rest_check)
+                        break
                 finish_pins(self._state, pins, soft)  # exactly on target, still until moved again
                 self._solver.update_rigid_frames(self._state)
                 # A dynamic body's target is where it is, so switching it kinematic holds it there.
