@@ -424,17 +424,15 @@ def test_deleting_an_inflow_keeps_what_it_poured(
     bpy_clean: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 25: deleting an inflow removed everything it had poured, from every frame, silently (Undo
-    brought it back). Now a tap deleted in the 3D View at frame 5 keeps its liquid: frames up to 5 are
-    re-simulated as they were (the same particles at the same places, 1e-6 m), it pours no more after, and
-    the message says so in liquid's words (they spoke of "granular objects"). Deleting the liquid then
-    removes both. A tap deleted before it poured anything takes its (empty) liquid with it, as before."""
+    brought it back). Now a moving tap deleted in the 3D View at frame 5 keeps its liquid: frames up to 5
+    are re-simulated as they were (the same particles at the same places, 1e-6 m: the tap, outside the
+    scene, still moves by its keys), it pours no more after, and the message says so in liquid's words
+    (they spoke of "granular objects"). Deleting the liquid then removes both. A tap deleted before it
+    poured anything takes its (empty) liquid with it, as before."""
     bpy = bpy_clean
     scene = small_scene(bpy, radius=R)
     scene.frame_end = 8
-    tap = add_cube(bpy, size=0.2, location=(0.0, 0.0, 1.0))
-    tap.name = "Tap"
-    assert run_op(bpy, "make_inflow", tap) == {"FINISHED"}
-    tap.unified_particles.flow_velocity = 2.4  # one layer of 2 x 2 particles per frame
+    tap = _animated_tap(bpy, scene, 2, 8, 2.4)  # one layer of 2 x 2 particles per frame
     liquid = tap.unified_particles.particle_object
     liquid_name = liquid.name
     for frame in range(1, 6):

@@ -57,7 +57,7 @@ from ..core.surface_kernels import flat_surface_shift, smoothed_centres
 from . import granular, liquid_surface, mesh_io
 from .mesh_io import FloatArray, IntArray
 from .rna import context_scene, frame_seconds, mesh_of, object_settings, scene_settings
-from .transforms import fcurves, keyed_point_velocities
+from .transforms import fcurves, keyed_matrix, keyed_point_velocities
 
 # Local z of an inactive particle in its particle object (written live and baked; never given to the
 # core). A point cache blends a slot's samples linearly between frames (Blender's Mesh Cache at
@@ -548,7 +548,11 @@ def emit_inflows(
         obj = bpy.data.objects.get(entry.name)
         if obj is None:
             continue
-        points, velocity = entry.emitter.emission(frame, mesh_io.evaluated_matrix_world(obj, depsgraph))
+        matrix = mesh_io.evaluated_matrix_world(obj, depsgraph)
+        if obj.get(DELETED_AT) is not None:  # kept out of the scene, where Blender no longer animates it
+            keyed = keyed_matrix(obj, frame, depsgraph)
+            matrix = matrix if keyed is None else keyed
+        points, velocity = entry.emitter.emission(frame, matrix)
         if not len(points):
             continue
         points = points[unblocked(points, occupied, 0.5 * entry.emitter.spacing)]
