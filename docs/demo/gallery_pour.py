@@ -37,8 +37,7 @@ def open_cylinder(radius: float, depth: float, wall: float, z: float) -> Any:
     bm.free()
     solidify = obj.modifiers.new("Walls", "SOLIDIFY")
     solidify.thickness, solidify.offset = wall, 1.0
-    for polygon in obj.data.polygons:
-        polygon.use_smooth = True
+    # Flat shaded: smooth normals bent across the rim and the base made the glass render dark and opaque.
     return obj
 
 
@@ -55,19 +54,21 @@ def glass_material() -> Any:
 def pour() -> int:
     """Water poured from a tap into a drinking glass on a wooden table (r = 3 mm): frame 40."""
     new_file(radius=RADIUS, frames=40)
-    stage(camera=(0.34, -0.42, 0.26), target=(0.0, 0.0, 0.07), lens=55.0)
+    stage(camera=(0.34, -0.42, 0.24), target=(0.0, 0.0, 0.075), lens=65.0)
     table = bpy.context.scene.objects["Ground"].data.materials[0]
     table.node_tree.nodes["Principled BSDF"].inputs["Base Color"].default_value = (0.45, 0.3, 0.2, 1.0)
     glass = assign(open_cylinder(0.035, 0.11, 0.003, 0.0), glass_material())
     glass.name = "Glass"
     run("make_collider", glass)
-    bpy.ops.mesh.primitive_cylinder_add(radius=0.008, depth=0.012, location=(0.006, 0.0, 0.2))
+    # A tap 2 cm across, 6 cm above the rim: about 37 particles a frame, 300 ml by frame 40.
+    bpy.ops.mesh.primitive_cylinder_add(radius=0.01, depth=0.012, location=(0.006, 0.0, 0.17))
     tap = assign(active(), water_material())
     tap.name = "Tap"
-    tap.unified_particles.flow_velocity = 1.0  # m/s along the tap's local -Z: straight down
+    tap.unified_particles.flow_velocity = 0.6  # m/s along the tap's local -Z: straight down
     tap.unified_particles.surface_smoothing = 4
     run("make_inflow", tap)
     return 40
 
 
 pour.still_size = SIZE  # type: ignore[attr-defined]
+pour.still_samples = 16  # type: ignore[attr-defined]  # glass and water, denoised: about 3 min of CPU
