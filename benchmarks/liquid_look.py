@@ -21,6 +21,11 @@ here: benchmarks/small_liquid.py times it in Blender. Results: benchmarks/result
 Markdown table (liquid_look.md) next to it.
 
     .venv/bin/python -m benchmarks.liquid_look [--quick] [--frames 6] [--size 100k]
+
+``make bench`` (benchmarks/run.py's full run, or ``--only LIQUID``) runs this and the surge front
+(benchmarks/surge_front.py), each in its own process, and writes both tables into docs/performance.md
+between the ``<!-- liquid -->`` markers (:func:`section`, :func:`insert`; a run without them keeps the
+last tables, :func:`keep`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ import argparse
 import dataclasses
 import json
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -133,6 +140,72 @@ def table(result: dict[str, Any]) -> str:
         else:
             lines.append(f"| {row} | - | {step:.0f} | not in this branch |")
     return "\n".join(lines) + "\n"
+
+
+START, END = "<!-- liquid -->", "<!-- /liquid -->"
+HEADING = "## The liquid's look and the surge front (issue 25)"
+TIMEOUT_S = 3600.0
+
+
+def _run(module: str, *args: str) -> str:
+    """``python -m module args`` in its own process (peak memory per part); its stdout, or why it failed."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", module, *args], cwd=root, capture_output=True, text=True, timeout=TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{module} timed out after {TIMEOUT_S:.0f} s") from None
+    if p.returncode != 0:
+        raise RuntimeError(f"{module} exit {p.returncode}: " + " | ".join(p.stderr.strip().splitlines()[-3:]))
+    return p.stdout
+
+
+def section(quick: bool) -> str:
+    """The block for docs/performance.md: this module's table at 100k, then the surge front's."""
+    parts = []
+    try:
+        _run("benchmarks.liquid_look", *(["--quick"] if quick else []))
+        look = table(json.loads((RESULTS / "liquid_look.json").read_text()))
+    except (RuntimeError, OSError, ValueError) as exc:
+        look = f"Not measured: {exc}\n"
+    parts.append(
+        "The cost per frame of the parts a liquid's look adds, on the S7-100k dam break (100,000 fluid "
+        "particles), each timed on the same state after a step (`python -m benchmarks.liquid_look`; CPU "
+        "time of the process). Drag is the World's fluid drag when it has one.\n\n" + look
+    )
+    try:
+        _run("benchmarks.surge_front")
+        surge_text = (RESULTS / "surge_front.md").read_text()
+    except (RuntimeError, OSError) as exc:
+        surge_text = f"Not measured: {exc}\n"
+    parts.append(
+        "### Dam-break surge front against Martin and Moyce (1952)\n\n"
+        "A column a = 0.3 m long and 2a high collapsing along a floor, at three resolutions, the tank's "
+        "planes at friction 0 and 0.5 (`python -m benchmarks.surge_front`; method in its docstring). Z is "
+        "the front over a, T = t sqrt(2 g / a); the error is against the experiment's front at the same "
+        "T.\n\n" + surge_text
+    )
+    return "\n".join(parts)
+
+
+def insert(doc: Path, block: str) -> None:
+    """Put ``block`` between the liquid markers of ``doc``, adding its section at the end if it has none."""
+    text = doc.read_text() if doc.exists() else ""
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        text = head + START + "\n" + block + "\n" + END + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + f"\n\n{HEADING}\n\n{START}\n{block}\n{END}\n"
+    doc.write_text(text)
+
+
+def keep(doc: Path) -> str | None:
+    """The liquid block of ``doc`` (carried over when the report is rewritten without it), or None."""
+    text = doc.read_text() if doc.exists() else ""
+    if START not in text or END not in text:
+        return None
+    return text.split(START, 1)[1].split(END, 1)[0].strip("\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,9 @@ benchmarks/results/latest.json. A full run then switches each optimisation off i
 NumPy 2.5) for the "What each optimisation bought" table,
 and times writing a bake of a 100k-vertex cloth (benchmarks/bench_bake.py, skip with --no-bake). Last, it
 runs issue 24's experiments against their references at 4 and 16 substeps (benchmarks/experiments.py, skip
-with --no-experiments: the report then keeps the previous table).
+with --no-experiments: the report then keeps the previous table), and issue 25's liquid tables: the cost per
+frame of each part of a liquid's look at 100k particles and the surge front against Martin and Moyce
+(benchmarks/liquid_look.py, benchmarks/surge_front.py; skip with --no-liquid, run alone with --only LIQUID).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import ablations, demo_s5, experiments, report
+from benchmarks import ablations, demo_s5, experiments, liquid_look, report
 from benchmarks.common import Job, run_worker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -211,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-experiments", action="store_true", help="skip benchmarks/experiments.py in a full run"
     )
     ap.add_argument(
+        "--no-liquid", action="store_true", help="skip issue 25's liquid tables (liquid_look, surge_front)"
+    )
+    ap.add_argument(
         "--repeats", type=int, default=3, help="runs of each ratio scene (S1-S3), fastest kept (default 3)"
     )
     ap.add_argument(
@@ -330,7 +335,15 @@ def main(argv: list[str] | None = None) -> int:
         report.append_history(run)
     report.plot(run, png)
     kept = experiments.keep(doc)  # the last experiments table, carried over if they are not run now
+    kept_liquid = liquid_look.keep(doc)  # and the last liquid tables
     doc.write_text(report.markdown(run, os.path.relpath(png, doc.parent)))
+    if (full and not args.no_liquid) or (only and "LIQUID" in only):
+        print(
+            "[liquid] the liquid's look at 100k, the surge front (benchmarks/liquid_look.py) ...", flush=True
+        )
+        liquid_look.insert(doc, liquid_look.section(args.quick))
+    elif kept_liquid is not None:
+        liquid_look.insert(doc, kept_liquid)
     if full and not args.no_experiments:
         print("[experiments] issue 24's experiments against their references (benchmarks/experiments.py)")
         experiments.main(["--doc", str(doc)])

@@ -553,7 +553,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "const-bytes-per-particle": lambda: spaced(constant("BYTES_PER_PARTICLE"), above=1000),
     "const-kb-per-particle": lambda: f"{constant('BYTES_PER_PARTICLE') / 1000:.1f} kB",
     "const-sdf-cells": lambda: spaced(constant("SDF_MAX_CELLS"), above=1000),
-    "const-park-km": lambda: f"{-constant('PARK_Z') / 1000:.0f} km",
+    "const-park-km": lambda: spaced(int(-constant("PARK_Z") / 1000), above=1000) + " km",
     "const-inactive-km": lambda: f"{-constant('INACTIVE_BELOW_Z') / 1000:.0f} km",
     "const-deform-depth": lambda: f"{constant('DEFORM_DEPTH_RADII'):g}",
     "const-exact-depth": lambda: f"{constant('EXACT_DEPTH_RADII'):g}",

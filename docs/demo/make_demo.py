@@ -121,6 +121,40 @@ def grain_material(name: str, dark: tuple[float, float, float], light: tuple[flo
     return mat
 
 
+def water_material(
+    name: str = "Water", color: tuple[float, float, float] = (0.8, 0.92, 0.98), roughness: float = 0.02
+) -> Any:
+    """Clear water: fully transmissive, IOR 1.33, nearly smooth."""
+    water = material(name, color, roughness)
+    bsdf = water.node_tree.nodes["Principled BSDF"]
+    transmission = "Transmission Weight" if "Transmission Weight" in bsdf.inputs else "Transmission"
+    bsdf.inputs[transmission].default_value = 1.0
+    bsdf.inputs["IOR"].default_value = 1.33
+    return water
+
+
+def tank(inner_x: float, inner_y: float, height: float, wall: float = 0.04) -> list[Any]:
+    """An open stone tank centred on the origin: four walls ``wall`` m thick (colliders) around a floor of
+    2 ``inner_x`` x 2 ``inner_y`` m, ``height`` m high, dark tiles on its floor (a picture only: the ground
+    below is the collider). Returns the walls."""
+    stone = material("Stone", (0.5, 0.48, 0.45), 0.8)
+    walls = []
+    for x, y, sx, sy in (
+        (0.0, -inner_y - wall / 2, 2 * (inner_x + wall), wall),
+        (0.0, inner_y + wall / 2, 2 * (inner_x + wall), wall),
+        (-inner_x - wall / 2, 0.0, wall, 2 * inner_y),
+        (inner_x + wall / 2, 0.0, wall, 2 * inner_y),
+    ):
+        bpy.ops.mesh.primitive_cube_add(size=1.0, location=(x, y, height / 2))
+        walls.append(assign(active(), stone))
+        walls[-1].scale = (sx, sy, height)
+        bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
+    run("make_collider", *walls)
+    bpy.ops.mesh.primitive_plane_add(size=1.0, location=(0.0, 0.0, 0.001))
+    assign(active(), material("Tiles", (0.08, 0.16, 0.2), 0.6)).scale = (2 * inner_x, 2 * inner_y, 1.0)
+    return walls
+
+
 def assign(obj: Any, mat: Any) -> Any:
     obj.data.materials.clear()
     obj.data.materials.append(mat)

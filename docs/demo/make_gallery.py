@@ -8,6 +8,8 @@ Fluid / Collider, a preset, Bake), baked, and rendered with Cycles on the CPU wi
 - ``granular``: sand poured onto a crate, piling up around it;
 - ``fluid``: water poured onto sand, a crate floating in it (needs the Fluid role: skipped, with a
   message, in a build of the add-on that has none);
+- ``pour``: water poured into a drinking glass (``gallery_pour.py``);
+- ``splash``: a block of water splashing into a pool, with whitewater (``gallery_water.py``);
 - ``rope_bridge``, ``glued_wall``, ``flag``: ropes, glue and wind (docs/demo/gallery_rope.py);
 - ``curtain``: a curtain torn by a steel ball (``gallery_tear.py``, Tear Strain);
 - ``loop``: the README scene's first seconds as a small looping animated WebP.
@@ -39,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bpy  # noqa: E402
 import gallery_hair  # noqa: E402
+import gallery_pour  # noqa: E402
 import gallery_rope  # noqa: E402
 import gallery_water  # noqa: E402
 import make_demo  # noqa: E402
@@ -161,25 +164,9 @@ def fluid() -> int | None:
         return None
     new_file(radius=0.015, frames=48, substeps=8, iterations=2)
     stage(camera=(0.75, -1.25, 1.25), target=(0.0, 0.0, 0.08), lens=35.0)
-    # An open tank: four stone walls (colliders) around a 0.9 m x 0.6 m floor, 0.3 m high.
-    inner_x, inner_y, height, wall = 0.45, 0.3, 0.3, 0.04
-    stone = material("Stone", (0.5, 0.48, 0.45), 0.8)
-    walls = []
-    for x, y, sx, sy in (
-        (0.0, -inner_y - wall / 2, 2 * (inner_x + wall), wall),
-        (0.0, inner_y + wall / 2, 2 * (inner_x + wall), wall),
-        (-inner_x - wall / 2, 0.0, wall, 2 * inner_y),
-        (inner_x + wall / 2, 0.0, wall, 2 * inner_y),
-    ):
-        bpy.ops.mesh.primitive_cube_add(size=1.0, location=(x, y, height / 2))
-        walls.append(assign(active(), stone))
-        walls[-1].scale = (sx, sy, height)
-        bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
-    run("make_collider", *walls)
-    # Dark tiles on the tank's floor (just a picture: the ground below is the collider).
-    bpy.ops.mesh.primitive_plane_add(size=1.0, location=(0.0, 0.0, 0.001))
-    tiles = assign(active(), material("Tiles", (0.08, 0.16, 0.2), 0.6))
-    tiles.scale = (2 * inner_x, 2 * inner_y, 1.0)
+    # An open stone tank around a 0.9 m x 0.6 m floor, 0.3 m high.
+    inner_x, inner_y = 0.45, 0.3
+    make_demo.tank(inner_x, inner_y, 0.3)
 
     def box(name: str, x0: float, x1: float, top: float) -> Any:
         bpy.ops.mesh.primitive_cube_add(size=1.0, location=((x0 + x1) / 2, 0.0, top / 2))
@@ -193,11 +180,7 @@ def fluid() -> int | None:
     sand = assign(box("Sand", 0.08, inner_x - 0.005, 0.15), grain_material("Sand", SAND_DARK, SAND_LIGHT))
     run("make_granular", sand)
     run("apply_preset", sand, preset="WET_SAND")
-    water_mat = material("Water", (0.75, 0.9, 0.97), 0.03)
-    bsdf = water_mat.node_tree.nodes["Principled BSDF"]
-    transmission = "Transmission Weight" if "Transmission Weight" in bsdf.inputs else "Transmission"
-    bsdf.inputs[transmission].default_value = 1.0
-    bsdf.inputs["IOR"].default_value = 1.33
+    water_mat = make_demo.water_material(color=(0.75, 0.9, 0.97), roughness=0.03)
     water = assign(box("Water", -inner_x + 0.005, 0.075, 0.15), water_mat)
     water.unified_particles.surface_smoothing = 10  # a calm surface over the splashing particles
     run("make_fluid", water)
@@ -252,7 +235,7 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "glued_wall": gallery_rope.glued_wall,
     "flag": gallery_rope.flag,
     "hair": gallery_hair.hair,
-    "glass": gallery_water.glass,
+    "pour": gallery_pour.pour,
     "splash": gallery_water.splash,
     "curtain": curtain,
 }
@@ -291,7 +274,8 @@ def main() -> None:
         if frame is None:
             continue
         size = getattr(SCENES[name], "still_size", STILL_SIZE)  # a scene may ask for its own size
-        configure_render(args.samples, size, denoise=True, percentage=args.percentage)
+        samples = getattr(SCENES[name], "still_samples", args.samples)  # and sample count (render time)
+        configure_render(samples, size, denoise=True, percentage=args.percentage)
         baked = bake(out / f"{name}.blend")
         target = GALLERY / f"{name}.jpg"
         t0 = time.perf_counter()

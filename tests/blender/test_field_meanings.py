@@ -137,6 +137,31 @@ def test_drag_balances_a_force_at_blenders_speed(
     _same_path(moved_ours, moved_theirs)
 
 
+@pytest.mark.parametrize("case", ["FORCE", "DRAG"])
+def test_fields_at_speed_2_push_as_blenders_rigid_body(bpy_clean: ModuleType, case: str) -> None:
+    """Speed 2 (the rigid body world's ``time_scale``; our scene's Speed, which Convert maps from it): each
+    frame simulates 2 / fps seconds in both engines. Blender still evaluates the fields with
+    ``vel_to_sec`` = fps (``pd_point_from_loc`` reads the frame rate only) and applies the force over the
+    whole longer step, so a Force moves the cube (Speed t)^2 F / (2 M) by frame t fps, four times as far as
+    at Speed 1, and Drag's Linear term is still multiplied by fps. Before this test the Speed was not
+    checked with fields (``blender/fields.py`` reads the frame rate without it, as Blender does)."""
+    bpy = bpy_clean
+    frames = 24
+    scene, ours, theirs = _setup(bpy, frames)
+    scene.unified_particles.time_scale = 2.0
+    scene.rigidbody_world.time_scale = 2.0
+    push = _field(bpy, "FORCE", (0.0, 0.0, -1.0))
+    push.shape = "PLANE"
+    push.strength = 24.0  # 1 N at 24 fps
+    if case == "DRAG":
+        _field(bpy, "DRAG", (0.0, 0.0, 0.0)).linear_drag = 1.0
+    moved_ours, moved_theirs = _run(scene, ours, theirs, frames)
+    _same_path(moved_ours, moved_theirs)
+    if case == "FORCE":  # x = F (Speed t)^2 / (2 M): 2 s of simulated time in 24 frames at Speed 2
+        mass = theirs.rigid_body.mass
+        assert float(moved_theirs[2]) == pytest.approx(1.0 * 2.0**2 / (2.0 * mass), rel=0.05)
+
+
 def test_turbulence_pushes_both_within_its_strength(bpy_clean: ModuleType) -> None:
     """Different noise functions: only the bound is shared. Each axis' force is within +-strength / fps,
     so the cube moves at most strength t^2 / (2 M fps) per axis."""

@@ -56,13 +56,19 @@ from ..core.fluid import KERNEL_RADII
 from ..core.surface_kernels import flat_surface_shift, smoothed_centres
 from . import granular, liquid_surface, mesh_io
 from .mesh_io import FloatArray, IntArray
-from .rna import context_scene, frame_seconds, mesh_of, object_settings
-from .transforms import fcurves, keyed_point_velocities
+from .rna import context_scene, frame_seconds, mesh_of, object_settings, scene_settings
+from .transforms import fcurves, keyed_matrix, keyed_point_velocities
 
-# Local z of an inactive particle in its particle object: well below the liquid surface's threshold
-# (INACTIVE_BELOW_Z = -1e5 m) and well inside the core's coordinate limit (geometry.MAX_COORDINATE).
-PARK_Z = 2.0 * liquid_surface.INACTIVE_BELOW_Z
-assert -geometry.MAX_COORDINATE < PARK_Z < liquid_surface.INACTIVE_BELOW_Z
+# Local z of an inactive particle in its particle object (written live and baked; never given to the
+# core). A point cache blends a slot's samples linearly between frames (Blender's Mesh Cache at
+# subframes: motion blur), so a slot poured (or drained) within a frame sits at (1 - t) PARK_Z + t z at
+# the fraction t of the frame; PARK_Z is deep enough (INACTIVE_BELOW_Z / PARK_Z = 1e-7, under the
+# fraction float32 tells from a whole frame: 7.6e-6 at frame 100) that it stays below the liquid
+# surface's threshold, and is deleted, at every subframe except the live frame itself. At 200 km (before
+# issue 25) it rose above the threshold half-way through the frame and Cycles drew it streaking from
+# 100 km below into the pour. Its square (1e24 m^2) still fits float32.
+PARK_Z = -1.0e12
+assert PARK_Z <= 1.0e7 * liquid_surface.INACTIVE_BELOW_Z
 # Roles with a fluid body and a particle object; roles shown as wireframe helpers (hidden in renders).
 FLUID_ROLES = ("FLUID", "INFLOW")
 HELPER_ROLES = ("INFLOW", "OUTFLOW")
@@ -437,6 +443,63 @@ def flow_velocity_signature(obj: bpy.types.Object) -> Any:
     return keys if keys else float(object_settings(obj).flow_velocity)
 
 
+# ------------------------------------------------------------------------------ deleted inflows
+# ID property of a deleted inflow: the frame it was deleted at (its pour was stopped there once).
+DELETED_AT = "unified_particles_deleted_at"
+
+
+def is_kept_inflow(source: bpy.types.Object | None, liquid: bpy.types.Object) -> bool:
+    """``source`` is the Inflow whose liquid is ``liquid`` (kept if deleted: :func:`keep_deleted_inflow`)."""
+    return (
+        source is not None
+        and object_settings(source).role == "INFLOW"
+        and object_settings(source).particle_object == liquid
+    )
+
+
+def keep_deleted_inflow(source: bpy.types.Object, liquid: bpy.types.Object) -> list[str] | None:
+    """An Inflow ``source`` deleted while its liquid stays in a scene (issue 25: deleting an inflow removed
+    everything it had poured, from every frame, silently): its liquid stays, and so does the inflow itself,
+    outside every scene (Blender keeps a deleted object in the file while the liquid's ``source_object``
+    points at it), simulated as before (:func:`kept_inflows`) up to the frame it was deleted at, and
+    pouring no more after it: its End Frame becomes that frame, once (a baked scene keeps its bake and End
+    Frame). Returns the message for the user the first time, [] after; None (not kept: the liquid goes
+    with it) if it was deleted before it poured anything. Deleting the liquid too removes both; Undo
+    brings the inflow back as it was."""
+    if source.get(DELETED_AT) is not None:
+        return []
+    scenes = list(liquid.users_scene)
+    current = getattr(bpy.context, "scene", None)
+    scene = current if current in scenes else scenes[0]
+    frame = int(scene.frame_current)
+    settings = object_settings(source)
+    if frame < flow_range(settings, scene)[0]:
+        return None
+    source[DELETED_AT] = frame
+    if not scene_settings(scene).is_baked and int(settings.flow_end) > frame:
+        settings.flow_end = frame
+    return [
+        f"'{source.name}' deleted: the liquid it poured until frame {frame} stays in '{liquid.name}' "
+        "(it pours no more); delete that too to remove the liquid"
+    ]
+
+
+def kept_inflows(scene: bpy.types.Scene, in_layer: set[str] | None) -> list[bpy.types.Object]:
+    """Inflows deleted from ``scene`` whose liquid is still in it (in the view layer's ``in_layer`` names if
+    given): simulated as the scene's (:func:`keep_deleted_inflow`)."""
+    kept = []
+    for liquid in scene.objects:
+        source = object_settings(liquid).source_object
+        if (
+            source is not None
+            and source.name not in scene.objects
+            and is_kept_inflow(source, liquid)
+            and (in_layer is None or liquid.name in in_layer)
+        ):
+            kept.append(source)
+    return kept
+
+
 def check_inflow_capacity(obj: bpy.types.Object, plan: InflowPlan, world: World) -> None:
     """Refuse an inflow whose reserved particles do not fit in the memory limit (with ``world``'s)."""
     try:
@@ -485,7 +548,11 @@ def emit_inflows(
         obj = bpy.data.objects.get(entry.name)
         if obj is None:
             continue
-        points, velocity = entry.emitter.emission(frame, mesh_io.evaluated_matrix_world(obj, depsgraph))
+        matrix = mesh_io.evaluated_matrix_world(obj, depsgraph)
+        if obj.get(DELETED_AT) is not None:  # kept out of the scene, where Blender no longer animates it
+            keyed = keyed_matrix(obj, frame, depsgraph)
+            matrix = matrix if keyed is None else keyed
+        points, velocity = entry.emitter.emission(frame, matrix)
         if not len(points):
             continue
         points = points[unblocked(points, occupied, 0.5 * entry.emitter.spacing)]

@@ -20,7 +20,9 @@ original's mesh datablock. Deleting one half of a granular pair leaves the other
 * an object the simulation writes into (cloth, particle objects) must be the only user of its mesh: a
   copy sharing it gets its own copy of the mesh (what Make Cloth also does: :func:`own_mesh`);
 * a particle object whose source was deleted (or a source whose particle object was deleted) is removed
-  with it; another source pointing at those grains adopts them instead;
+  with it; another source pointing at those grains adopts them instead; the liquid of a deleted Inflow
+  stays with what it poured, and the inflow is kept out of the scene, pouring no more
+  (``fluids.keep_deleted_inflow``);
 * scenes sharing a scene id (Scene > New > Full Copy): the original keeps its id and bake, a copy gets a
   new id and no bake (:func:`scene_owner_key` decides, as :func:`owner_key` does for objects);
 * an object carrying a bake that is not its scene's (appended from a baked file, copied from a baked
@@ -32,7 +34,8 @@ in natural name order ("Cube" before "Cube.001", "Cube.9" before "Cube.10").
 
 It runs from the depsgraph update handler (right after the duplicate or delete), from the frame
 handler before the scene is read, and when a bake begins. It is idempotent and cheap when nothing is
-wrong. Imports ``bake_marks`` (Free Bake of one object, and of a copy), ``granular``, ``liquid_surface``
+wrong. Imports ``bake_marks`` (Free Bake of one object, and of a copy), ``fluids`` (deleted inflows),
+``granular``, ``liquid_surface``
 (its modifier tells a liquid in messages), ``runtime``,
 ``mesh_io``, ``cachefiles`` and ``rna``; not a registered module.
 """
@@ -49,7 +52,7 @@ import numpy as np
 from mathutils import Matrix
 
 from . import cachefiles as cf
-from . import granular, liquid_surface, mesh_io, runtime
+from . import fluids, granular, liquid_surface, mesh_io, runtime
 from .bake_marks import free_copy, free_object
 from .rna import object_bake, object_settings, scene_bake, scene_settings
 
@@ -285,6 +288,11 @@ def _remove_orphans() -> list[str]:
         source = object_settings(grains).source_object
         if _in_scene(grains) and _in_scene(source):
             continue
+        if _in_scene(grains) and fluids.is_kept_inflow(source, grains):
+            kept = fluids.keep_deleted_inflow(source, grains)  # a deleted inflow: what it poured stays
+            if kept is not None:
+                messages += kept
+                continue
         if _in_scene(grains):
             claimants = sorted(
                 (

@@ -159,7 +159,8 @@ def simulated_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
     """Objects of ``scene`` with a role in its view layer, sorted by name (a stable build order).
 
     As with Blender's rigid bodies, an object hidden in the viewport still simulates, and one in a
-    collection excluded from the view layer (not in the view layer's depsgraph) does not.
+    collection excluded from the view layer (not in the view layer's depsgraph) does not. A deleted inflow
+    whose liquid stays is the scene's (``fluids.kept_inflows``).
     """
     names = _in_view_layer(scene)
     objects = [
@@ -167,7 +168,7 @@ def simulated_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
         for o in scene.objects
         if object_settings(o).role in SIM_ROLES and (names is None or o.name in names)
     ]
-    return sorted(objects, key=lambda o: o.name)
+    return sorted(objects + fluids.kept_inflows(scene, names), key=lambda o: o.name)
 
 
 def excluded_objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:

@@ -37,6 +37,7 @@ import bpy
 
 from ..core import SimulationInputError
 from . import blender_physics, cloth_result, granular, runtime, scene_reader, writeback
+from .fluids import kept_inflows
 from .frame_cache import FrameCache
 from .rna import object_settings, scene_settings
 from .runtime import invalidate, paused
@@ -130,7 +131,7 @@ def free_all() -> None:
 
 def reset(scene: bpy.types.Scene) -> None:
     """Restore every simulated object to its rest state and drop the simulation and its cache."""
-    objects = [o for o in scene.objects if object_settings(o).role in SIM_ROLES]
+    objects = [o for o in scene.objects if object_settings(o).role in SIM_ROLES] + kept_inflows(scene, None)
     writeback.restore_objects(objects)
     for obj in objects:
         if object_settings(obj).role in granular.PARTICLE_ROLES:  # their particle objects
@@ -149,7 +150,8 @@ def on_frame_change(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph | Non
     settings = getattr(scene, "unified_particles", None)
     if settings is None or settings.is_baked:
         return
-    if not any(object_settings(o).role in SIM_ROLES for o in scene.objects):
+    # (a deleted inflow whose liquid stays is simulated from outside the scene: fluids.kept_inflows)
+    if not any(object_settings(o).role in SIM_ROLES for o in scene.objects) and not kept_inflows(scene, None):
         if scene.name in runtime.SIMULATIONS:
             free_simulation(scene)
         return

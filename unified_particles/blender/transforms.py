@@ -126,21 +126,34 @@ def keyed_point_velocities(
     drivers (evaluated by Blender, not at other frames here); a moving parent's motion is not included.
     Read from the F-curves at both frames, so it does not depend on the frame Blender is at."""
     out = np.zeros((len(points), 3))
-    anim = obj.animation_data
-    drivers = set() if anim is None else {id(d) for d in anim.drivers}
-    keyed = [c for c in fcurves(obj) if c.data_path in _CHANNEL_OFFSET and id(c) not in drivers]
-    if not keyed or len(obj.constraints) or not len(points) or dt <= 0.0:
+    m_now = keyed_matrix(obj, frame, depsgraph)
+    if m_now is None or not len(points) or dt <= 0.0:
         return out
-    mode, typed = transform_values(obj)
-    now, before = list(typed), list(typed)
-    for curve in keyed:
-        i = _CHANNEL_OFFSET[curve.data_path] + int(curve.array_index)
-        now[i], before[i] = float(curve.evaluate(frame)), float(curve.evaluate(frame - 1))
-    parent = parent_frame(obj, depsgraph)
-    m_now, m_before = parent @ basis_matrix(obj, mode, now), parent @ basis_matrix(obj, mode, before)
+    m_before = keyed_matrix(obj, frame - 1, depsgraph)
+    assert m_before is not None
     back = m_before @ np.linalg.inv(m_now)
     earlier = points @ back[:3, :3].T + back[:3, 3]
     return np.asarray((points - earlier) / dt, dtype=np.float64)
+
+
+def keyed_matrix(
+    obj: bpy.types.Object, frame: float, depsgraph: bpy.types.Depsgraph | None
+) -> FloatArray | None:
+    """(4, 4) the object's world matrix at ``frame`` from the keyframes of its own transform (the other
+    channels as typed, its parent as now), read from its F-curves: so it does not depend on the frame
+    Blender is at, and holds for an object outside every scene, which Blender no longer evaluates (a
+    deleted inflow whose liquid stays). None without keyframes of its own transform, or with
+    constraints (drivers are not followed)."""
+    anim = obj.animation_data
+    drivers = set() if anim is None else {id(d) for d in anim.drivers}
+    keyed = [c for c in fcurves(obj) if c.data_path in _CHANNEL_OFFSET and id(c) not in drivers]
+    if not keyed or len(obj.constraints):
+        return None
+    mode, typed = transform_values(obj)
+    values = list(typed)
+    for curve in keyed:
+        values[_CHANNEL_OFFSET[curve.data_path] + int(curve.array_index)] = float(curve.evaluate(frame))
+    return parent_frame(obj, depsgraph) @ basis_matrix(obj, mode, values)
 
 
 def animation_matrix(
