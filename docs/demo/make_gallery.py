@@ -10,6 +10,7 @@ Fluid / Collider, a preset, Bake), baked, and rendered with Cycles on the CPU wi
   message, in a build of the add-on that has none);
 - ``rope_bridge``, ``glued_wall``, ``flag``: ropes, glue and wind (docs/demo/gallery_rope.py);
 - ``curtain``: a curtain torn by a steel ball (``gallery_tear.py``, Tear Strain);
+- ``sizes``: fine sand over coarse rocks, a crate and a coarse cloth (``gallery_sizes.py``, Particle Size);
 - ``loop``: the README scene's first seconds as a small looping animated WebP.
 
 Stills go to docs/images/gallery/<name>.jpg, the animation to docs/images/gallery/hammock.webp; the
@@ -40,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bpy  # noqa: E402
 import gallery_hair  # noqa: E402
 import gallery_rope  # noqa: E402
+import gallery_sizes  # noqa: E402
 import gallery_water  # noqa: E402
 import make_demo  # noqa: E402
 from gallery_tear import curtain  # noqa: E402
@@ -255,6 +257,7 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "glass": gallery_water.glass,
     "splash": gallery_water.splash,
     "curtain": curtain,
+    "sizes": gallery_sizes.sizes,
 }
 
 
