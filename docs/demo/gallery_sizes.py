@@ -1,8 +1,8 @@
 """Gallery still of issue 22: fine and coarse bodies in one scene (``make_gallery.py --only sizes``).
 
-Fine sand (the scene's Particle Radius, 6 mm) poured over coarse rocks (Particle Size Value: 4 cm, about
-7x the sand) and a crate (Particle Size Auto), and onto a cloth whose vertices are 10 cm apart, eight sand
-grains' widths, which holds the sand by its triangles (particle-triangle contacts), not its vertices.
+Fine sand (the scene's Particle Radius, 9 mm) poured over coarse rocks (Particle Size Value: 4.5 cm, 5x
+the sand) and a crate (Particle Size Auto), and onto a cloth whose vertices are 10 cm apart, five and a half
+sand grains' widths, which holds the sand by its triangles (particle-triangle contacts), not its vertices.
 Built with the sidebar's operators and baked, as a user would; rendered at ``still_size`` (1280 x 720).
 
     UP_EXTENSION_ZIP=dist/unified_particles-0.1.0.zip .venv/bin/python docs/demo/make_gallery.py --only sizes
@@ -17,9 +17,9 @@ import bpy
 from make_demo import SAND_DARK, SAND_LIGHT, active, assign, grain_material, material, new_file, run, stage
 
 SIZE = (1280, 720)
-SAND_RADIUS = 0.006  # the scene's Particle Radius, m
-ROCK_RADIUS = 0.04  # the rocks' own Particle Size (Value), m
-CLOTH_SPACING = 0.1  # the cloth's vertex spacing, m: 8 sand diameters
+SAND_RADIUS = 0.009  # the scene's Particle Radius, m
+ROCK_RADIUS = 0.045  # the rocks' own Particle Size (Value), m: 5x the sand
+CLOTH_SPACING = 0.1  # the cloth's vertex spacing, m: 5.5 sand diameters
 
 
 def _sand_block(name: str, location: tuple[float, float, float], size: tuple[float, float, float]) -> Any:
@@ -48,8 +48,8 @@ def _rock(name: str, location: tuple[float, float, float], scale: tuple[float, f
 
 
 def sizes() -> int:
-    """Sand of 6 mm grains over 4 cm-particle rocks, an Auto-sized crate and a coarse cloth: frame 30."""
-    new_file(radius=SAND_RADIUS, frames=30, substeps=8, iterations=2)
+    """Sand of 9 mm grains over 4.5 cm-particle rocks, an Auto-sized crate and a coarse cloth: frame 24."""
+    new_file(radius=SAND_RADIUS, frames=24, substeps=8, iterations=2)
     stage(camera=(0.35, -2.3, 1.25), target=(0.0, 0.05, 0.22), lens=38.0)
     # Right: three rocks (their own size) and a crate (Auto: 3 particles across its 0.24 m side).
     stone = material("Stone", (0.32, 0.31, 0.3), 0.75)
@@ -106,7 +106,7 @@ def sizes() -> int:
     # The sand: one block over the cloth, one over the rocks and the crate.
     _sand_block("Sand", (-0.55, 0.05, 0.72), (0.32, 0.32, 0.12))
     _sand_block("Sand2", (0.5, 0.05, 0.5), (0.36, 0.3, 0.1))
-    return 30  # the sand landed: heaped on the rocks, run off their sides, held in the cloth's dip
+    return 24  # the sand landed: heaped on the rocks, run off their sides, held in the cloth's dip
 
 
 sizes.still_size = SIZE  # type: ignore[attr-defined]
