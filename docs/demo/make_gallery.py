@@ -12,6 +12,7 @@ Fluid / Collider, a preset, Bake), baked, and rendered with Cycles on the CPU wi
 - ``splash``: a block of water splashing into a pool, with whitewater (``gallery_water.py``);
 - ``rope_bridge``, ``glued_wall``, ``flag``: ropes, glue and wind (docs/demo/gallery_rope.py);
 - ``curtain``: a curtain torn by a steel ball (``gallery_tear.py``, Tear Strain);
+- ``sizes``: fine sand over coarse rocks, a crate and a coarse cloth (``gallery_sizes.py``, Particle Size);
 - ``loop``: the README scene's first seconds as a small looping animated WebP.
 
 Stills go to docs/images/gallery/<name>.jpg, the animation to docs/images/gallery/hammock.webp; the
@@ -43,6 +44,7 @@ import bpy  # noqa: E402
 import gallery_hair  # noqa: E402
 import gallery_pour  # noqa: E402
 import gallery_rope  # noqa: E402
+import gallery_sizes  # noqa: E402
 import gallery_water  # noqa: E402
 import make_demo  # noqa: E402
 from gallery_tear import curtain  # noqa: E402
@@ -238,6 +240,7 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "pour": gallery_pour.pour,
     "splash": gallery_water.splash,
     "curtain": curtain,
+    "sizes": gallery_sizes.sizes,
 }
 
 

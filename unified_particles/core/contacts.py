@@ -619,8 +619,17 @@ def _coarse_face_contacts(
 def _merge(
     a: tuple[IntArray, FloatArray, IntArray], b: tuple[IntArray, FloatArray, IntArray]
 ) -> tuple[IntArray, FloatArray, IntArray]:
-    """Two :func:`particle_contacts` results as one: i sides of both, then j sides of both."""
+    """Two :func:`particle_contacts` results as one: i sides of both, then j sides of both, the pairs in
+    (i, j) order, the candidate lists' own: the sums over a particle's pairs then do not depend on how the
+    list was chunked (``parallel.pair_chunks_map``) nor on which pairs out of reach it holds
+    (``face_slab``)."""
     ka, kb = len(a[0]) // 2, len(b[0]) // 2
-    idx = np.concatenate([a[0][:ka], b[0][:kb], a[0][ka:], b[0][kb:]])
-    delta = np.concatenate([a[1][:, :ka], b[1][:, :kb], a[1][:, ka:], b[1][:, kb:]], axis=1)
-    return idx, delta, np.concatenate([a[2], b[2]])
+    pi = np.concatenate([a[0][:ka], b[0][:kb]])
+    pj = np.concatenate([a[0][ka:], b[0][kb:]])
+    if not len(pi):
+        return pi, np.zeros((3, 0)), np.concatenate([a[2], b[2]])
+    order = np.argsort(pi * (int(pj.max()) + 1) + pj, kind="stable")
+    delta_i = np.concatenate([a[1][:, :ka], b[1][:, :kb]], axis=1)[:, order]
+    delta_j = np.concatenate([a[1][:, ka:], b[1][:, kb:]], axis=1)[:, order]
+    idx = np.concatenate([pi[order], pj[order]])
+    return idx, np.concatenate([delta_i, delta_j], axis=1), np.concatenate([a[2], b[2]])

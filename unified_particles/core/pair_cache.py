@@ -36,16 +36,20 @@ class PairCache:
             them (a collider's lists are not part of a snapshot).
         i, j: (K,) int64 the pairs (a list of single particles keeps them in ``i``; ``j`` is then empty).
         key: what else the list depends on (a reach in metres, a frame number), None for nothing.
+        cut: (B, 3, 3) the rigid bodies' rotations the contact candidates of coarse faces were cut at
+            (``face_slab``; NaN: not cut), None for a list that cuts none.
     """
 
     reference: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     i: IntArray = field(default_factory=_no_pairs)
     j: IntArray = field(default_factory=_no_pairs)
     key: float | None = None
+    cut: FloatArray | None = None
 
     def reset(self) -> None:
         """Forget the list: the next query searches afresh."""
         self.store(np.zeros((0, 3)), _no_pairs(), _no_pairs())
+        self.cut = None
 
     def store(
         self, reference: FloatArray, i: IntArray, j: IntArray | None = None, key: float | None = None

@@ -19,6 +19,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import SimulationInputError
+from .face_slab import cut_rotations, slab_keep, turned, whole_bodies
+from .fastops import column_max, column_min, rows_all
 from .neighbors import find_pairs, pairs_touching
 
 FloatArray = NDArray[np.float64]
@@ -183,10 +185,16 @@ def find_sized_pairs(
                 touching(np.concatenate([ma, mb]), np.arange(len(ma), len(ma) + len(mb)), reach_ab, True)
                 continue
             fb, fa = mb[query[mb]], ma[query[ma]]
-            touching(np.concatenate([ma, fb]), np.arange(len(ma), len(ma) + len(fb)), reach_ab, True)
-            # Moved small ones against the large ones that did not move (the others met them above).
-            still = mb[~query[mb]]
-            touching(np.concatenate([fa, still]), np.arange(len(fa)), reach_ab, True)
+            near = _near(x, ma, fb, reach_ab)
+            touching(np.concatenate([near, fb]), np.arange(len(near), len(near) + len(fb)), reach_ab, True)
+            # Moved small ones against the large ones that did not move (the others met them above),
+            # the large ones as the query: the moved small ones among themselves at this cutoff would be
+            # (10x)^3 pairs each (S9: a rock resting on 1 cm sand, 2-3 s of a 3 s frame), all dropped.
+            still = _near(x, mb[~query[mb]], fa, reach_ab)
+            if len(fa):
+                touching(
+                    np.concatenate([fa, still]), np.arange(len(fa), len(fa) + len(still)), reach_ab, True
+                )
     if not parts_i:
         empty = np.zeros(0, np.int64)
         return empty, empty.copy()
@@ -199,6 +207,18 @@ def find_sized_pairs(
     return np.minimum(i, j), np.maximum(i, j)
 
 
+def _near(x: FloatArray, among: IntArray, around: IntArray, reach: float) -> IntArray:
+    """The particles ``among`` within ``reach`` of the box around the particles ``around`` (all of them
+    when ``around`` is empty): a refresh searches only there (sorting every small grain for a few moved
+    rock particles was most of a refresh)."""
+    if not len(around) or not len(among):
+        return among
+    xa = x[around]
+    lo, hi = column_min(xa) - reach, column_max(xa) + reach
+    out: IntArray = among[rows_all((x[among] >= lo) & (x[among] <= hi))]
+    return out
+
+
 def sized_candidates(
     x: FloatArray,
     model: Any,
@@ -206,17 +226,28 @@ def sized_candidates(
     cohesion_radii: float,
     active: BoolArray | None,
     threads: int = 1,
+    rotation: FloatArray | None = None,
+    cache: Any = None,
 ) -> tuple[IntArray, IntArray]:
     """The solver's contact candidates for several sizes: pairs closer than reach_i + reach_j with
     reach = r + margin / 2 (+ ``cohesion_radii`` r / 2 with cohesion), among ``active`` particles (None:
-    all), by :func:`find_sized_pairs`; ``model`` a ``ParticleModel``, ``margin`` (N,) metres."""
+    all), by :func:`find_sized_pairs`; ``model`` a ``ParticleModel``, ``margin`` (N,) metres. With a
+    ``cache`` (the ``PairCache`` the list goes into) the coarse faces' pairs are cut to their slabs at
+    the bodies' ``rotation`` (B, 3, 3; None: not cut), recorded in ``cache.cut`` (``face_slab``)."""
+    cut = None if cache is None else cut_rotations(model, rotation)
     reach, up = _reaches(model, margin, cohesion_radii)
     group, selfc = model.particle_group, model.group_self_collides
     if active is not None and not active.all():
         live = np.flatnonzero(active)
         i, j = find_sized_pairs(x[live], reach[live], group[live], selfc, threads, up[live])
-        return live[i], live[j]
-    return find_sized_pairs(x, reach, group, selfc, threads, up)
+        i, j = live[i], live[j]
+    else:
+        i, j = find_sized_pairs(x, reach, group, selfc, threads, up)
+    if cache is not None and cut is not None:
+        cache.cut = cut
+        keep = slab_keep(x, i, j, model, reach, margin, cut)
+        i, j = i[keep], j[keep]
+    return i, j
 
 
 # Auto particle size: at least this many particles across a body's thinnest dimension (a wall of one
@@ -294,6 +325,7 @@ def refresh_sized(
     active: BoolArray | None,
     keep_pairs: Callable[[IntArray, IntArray], tuple[IntArray, IntArray]],
     limits: tuple[float, float, int, float],
+    rotation: FloatArray | None = None,
 ) -> tuple[IntArray, IntArray] | None:
     """The solver's candidate list (a ``PairCache``) at ``x`` with several sizes: kept while every particle
     is within half its own margin of the median shift c (only relative motion matters: |d_ij| changes by at
@@ -302,16 +334,22 @@ def refresh_sized(
     pairs are searched again (``find_sized_pairs(query=)``), merged in (i, j) order. None: search everything
     afresh (too many moved, free fluid slots, or fewer particles than pay for a refresh). ``margin`` (N,),
     metres; ``limits``: (ahead, largest fraction refreshed, fewest particles, cohesion range in radii);
-    ``keep_pairs``: the solver's filter of found pairs."""
+    ``keep_pairs``: the solver's filter of found pairs. ``rotation`` (B, 3, 3): the bodies' rotations now
+    (None: none to cut at); a list cut to the coarse faces' slabs (``cache.cut``, ``face_slab``) also
+    has the pairs of every body turned past ``face_slab.SLAB_TURN`` searched again, at this rotation."""
     ahead, fraction, fewest, cohesion_radii = limits
     moved = x - cache.reference
     c = np.median(moved, axis=0)
     dev = moved - c
     dev2 = np.einsum("ij,ij->i", dev, dev)
     half2 = (0.5 * margin) ** 2
-    if bool(np.all(dev2 < half2)):
+    cut = cache.cut
+    stale = None if cut is None else turned(model, cut, rotation)
+    if bool(np.all(dev2 < half2)) and (stale is None or not stale.any()):
         return cache.i, cache.j
     far = dev2 >= (ahead * ahead) * half2
+    if stale is not None:  # a body's pairs at one rotation: all of them searched again, or none
+        far, bodies = whole_bodies(model, far, stale)
     n = len(x)
     if active is not None or n < fewest or int(np.count_nonzero(far)) > fraction * n:
         return None
@@ -321,6 +359,10 @@ def refresh_sized(
     reach, up = _reaches(model, margin, cohesion_radii)
     group, selfc = model.particle_group, model.group_self_collides
     i, j = find_sized_pairs(cache.reference, reach, group, selfc, 1, up, far)
+    if cut is not None:
+        cut[bodies] = cut_rotations(model, rotation)[bodies]
+        keep = slab_keep(cache.reference, i, j, model, reach, margin, cut)
+        i, j = i[keep], j[keep]
     i, j = keep_pairs(i, j)
     new_key = np.sort(i * n + j)
     key = np.insert(old_key, np.searchsorted(old_key, new_key), new_key)

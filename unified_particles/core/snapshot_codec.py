@@ -15,11 +15,15 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import depenetration
 from .errors import SimulationInputError
 from .solver import Solver
 from .state import ParticleState, Snapshot
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
 
 
 def encode(state: ParticleState, solver: Solver, time: float, frame: int) -> Snapshot:
@@ -135,6 +139,22 @@ def restore(
     # The bodies overlapping at the start, as the straight run found them (after ensure_built above).
     speed = solver.settings.max_depenetration_speed
     solver.depen = depenetration.from_array(depen, speed, solver.model, solver.sizes[0], st.positions)
-    solver.restore_candidates(nb_ref, st.active, fluid_ref)
+    restore_candidates(solver, nb_ref, st.active, fluid_ref)
     solver.colliders.restore(ct, cs, np.asarray(snap.collider_vertices, dtype=np.float64))
     return time, frame
+
+
+def restore_candidates(
+    solver: Solver, reference: FloatArray, active: BoolArray, fluid_reference: FloatArray | None = None
+) -> None:
+    """Rebuild the candidate lists a snapshot was taken with from its reference positions (uncut:
+    ``face_slab``)."""
+    solver.candidates.reset()
+    live = None if active.all() else active
+    if len(reference) and solver.model.any_pairs:
+        solver.candidates.store(reference.copy(), *solver.build_candidates(reference, live))
+    fluid = solver.fluid_solver()
+    if fluid is not None:
+        fluid.reset()
+        if fluid_reference is not None and len(fluid_reference):
+            fluid.restore(fluid_reference, live)

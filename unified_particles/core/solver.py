@@ -200,7 +200,7 @@ class Solver:
             w_contact = w_contact.copy()
             w_contact[kin.idx] = 0.0
         # 3. Neighbour candidates with a margin, reused while motion stays within it.
-        pair_i, pair_j = self._candidates(x_pred, active)
+        pair_i, pair_j = self._candidates(x_pred, active, None if kin is not None else state.rigid_rotation)
         # 4. Stabilization: contacts only, on x, moving x and x* alike (no energy added).
         if stabilize:
             self._stabilize(state, x_pred, pair_i, pair_j, w_contact, alpha, dt_frame, h)
@@ -459,8 +459,11 @@ class Solver:
         self._inactive = np.flatnonzero(~state.active) if live else np.zeros(0, np.int64)
 
     # ------------------------------------------------------------------ 3. neighbours
-    def _candidates(self, x: FloatArray, active: BoolArray | None = None) -> tuple[IntArray, IntArray]:
-        """Candidate pairs within 2r + margin (r_i + r_j + (m_i + m_j) / 2 with several sizes, sizes.py),
+    def _candidates(
+        self, x: FloatArray, active: BoolArray | None = None, rotation: FloatArray | None = None
+    ) -> tuple[IntArray, IntArray]:
+        """Candidate pairs within 2r + margin (r_i + r_j + (m_i + m_j) / 2 with several sizes, sizes.py;
+        coarse faces' pairs cut at the bodies' ``rotation``, face_slab.py),
         kept while every particle stays within margin / 2 of its reference, refreshed for those that moved.
 
         The list is every pair whose *reference* positions are closer than the cutoff, in (i, j) order.
@@ -475,7 +478,7 @@ class Solver:
         if nb.holds_for(x):
             if not is_uniform(margin):  # several sizes: kept, refreshed or searched anew (sizes.py)
                 kept = refresh_sized(
-                    nb, x, self.model, margin, active, self._filter_candidates, SIZED_REFRESH
+                    nb, x, self.model, margin, active, self._filter_candidates, SIZED_REFRESH, rotation
                 )
                 if kept is not None:
                     return kept
@@ -494,7 +497,7 @@ class Solver:
                     nb.reference[far] = x[far] - c
                     nb.i, nb.j = self._refresh_candidates(nb, far)
                     return nb.i, nb.j
-        i, j = self.build_candidates(x, active)
+        i, j = self.build_candidates(x, active, rotation)
         nb.store(x.copy(), i, j)
         return i, j
 
@@ -523,15 +526,20 @@ class Solver:
         key = np.insert(old_key, np.searchsorted(old_key, new_key), new_key)
         return key // n, key % n
 
-    def build_candidates(self, x: FloatArray, active: BoolArray | None = None) -> tuple[IntArray, IntArray]:
+    def build_candidates(
+        self, x: FloatArray, active: BoolArray | None = None, rotation: FloatArray | None = None
+    ) -> tuple[IntArray, IntArray]:
         """Candidate pairs for reference positions x (among ``active`` particles, None: all), in (i, j)
         order: a pure function of x, the activity and the model, so a snapshot needs to keep only x to
-        rebuild the identical list (same order, same sums)."""
+        rebuild the identical list (same order, same sums); with several sizes, coarse faces' pairs cut at
+        ``rotation`` (``face_slab``: out of reach either way, so the same sums)."""
         model = self.model
         threads = resolve_threads(self.settings.threads)  # same pairs with any count (parallel.py)
         cutoff = self._cutoff()
         if not is_uniform(self.sizes[0]):  # several sizes: searched by size class (sizes.py)
-            i, j = sized_candidates(x, model, self.sizes[1], COHESION_RANGE_RADII, active, threads)  # type: ignore[arg-type]
+            margin = np.asarray(self.sizes[1])  # (N,) with several sizes
+            cache, coh = self.candidates, COHESION_RANGE_RADII
+            i, j = sized_candidates(x, model, margin, coh, active, threads, rotation, cache)
         elif active is not None and not active.all():
             live = np.flatnonzero(active)
             i, j = find_pairs(x[live], cutoff, model.particle_group[live], model.group_self_collides, threads)
@@ -549,20 +557,6 @@ class Solver:
     ) -> tuple[IntArray, IntArray]:
         """The pairs that can ever touch (``pair_filter.filter_pairs``)."""
         return filter_pairs(self.model, self.sizes[0], self.joints, i, j, groups_checked)
-
-    def restore_candidates(
-        self, reference: FloatArray, active: BoolArray, fluid_reference: FloatArray | None = None
-    ) -> None:
-        """Rebuild the candidate lists a snapshot was taken with from its reference positions."""
-        self.candidates.reset()
-        live = None if active.all() else active
-        if len(reference) and self.model.any_pairs:
-            self.candidates.store(reference.copy(), *self.build_candidates(reference, live))
-        fluid = self.fluid_solver()
-        if fluid is not None:
-            fluid.reset()
-            if fluid_reference is not None and len(fluid_reference):
-                fluid.restore(fluid_reference, live)
 
     # ------------------------------------------------------------------ 4., 5. contacts
     def _contact_pass(
