@@ -48,12 +48,12 @@ BoolArray = NDArray[np.bool_]
 # Kernel support H in particle radii: two lattice spacings (2r each), about 33 neighbours at rest.
 KERNEL_RADII = 4.0
 # Margin of the fluid pair list, in radii (at most the world's collision margin). The list holds every
-# pair within H + margin, about (1 + margin / H)^3 times the pairs within H, and is rebuilt once anything
-# moved half the margin. A flowing liquid outruns any margin within a small step or two, so the list
-# is rebuilt almost every step whatever its margin and a thin one costs least: on the S7 dam break at
-# 100k particles, the 6th frame took 6.4 s with 0.25 r against 7.6 s with the collision margin (1 r);
-# a calm tank still keeps its list for many steps.
-FLUID_MARGIN_RADII = 0.25
+# pair within H + margin, about (1 + margin / H)^3 times the pairs within H, and is rebuilt once a particle
+# moved half the margin from the common shift (list_holds). With the old test (half the spread per axis)
+# a flowing liquid rebuilt every step whatever the margin, and 0.25 r cost least (S7 at 100k: 6.4 s
+# against 7.6 s at 1 r); with the per-particle test a collapsing 1,152-particle block rebuilt 57 times in
+# 9 frames at 1 r against 144 at 0.25 r, and S7-10k took the same time (1.84-1.87 s per frame CPU).
+FLUID_MARGIN_RADII = 1.0
 # Constraint-force mixing (PBF Eq. 11's epsilon) as a fraction of the rest-lattice denominator: softens
 # the constraint where the neighbourhood is sparse (the free surface) so corrections stay bounded.
 CFM_FRACTION = 0.05
@@ -81,6 +81,21 @@ MAX_CORRECTION_RADII = 0.25
 # particles 0.5-0.9 m/s) for as long as it ran. At 1.25 every mode is damped (|z| <= 0.81 for the worst
 # one); the long waves converge more slowly, so a deep column sits slightly more compressed.
 RELAXED_GAIN = 1.25
+# Density iterations per small step: passes until the mean density error of the live fluid is within
+# DENSITY_TOLERANCE, as PCISPH iterates to a density error (Solenthaler and Pajarola 2009), at most
+# MAX_DENSITY_ITERATIONS. One relaxed pass per small step holds a column like an equation of state whose
+# compression grows with depth: a still tank 0.6 m deep sat 1.2-1.5 per cent low (0.2 m: within 0.5).
+# Passes stay stable (each mode's error is multiplied by mu^k, |mu| <= 0.25 where negative, see
+# RELAXED_GAIN); shallow liquid (a mean error below 0.3 per cent) keeps its one pass per small step.
+DENSITY_TOLERANCE = 0.003
+MAX_DENSITY_ITERATIONS = 4
+# Sleeping liquid: a fluid particle slower than SLEEP_GH * g h after a small step of length h is held
+# where it was (see FluidSolver.settle). Below 1, so liquid starting to fall (g h after one step) is never
+# held. One pass per small step leaves a rest noise of about g h (gravity added, then taken back
+# imperfectly in a disordered packing): a still tank 0.6 m deep kept its fastest particles at 0.07-0.13
+# m/s for seconds; at 0.5 every particle rests within 2 s (0.1: no change; 0.25: half of them by 3 s).
+# The price is a threshold: a resting particle whose net acceleration is below SLEEP_GH g stays put.
+SLEEP_GH = 0.5
 # Peak pair accelerations, m/s^2, of cohesion = 1 and adhesion = 1 (the settings are fractions of these).
 # A surface particle has about 15 neighbours pulling: cohesion = 1 holds it with about 6 g.
 COHESION_ACCELERATION = 4.0
@@ -107,6 +122,53 @@ def _pair_share(wi: FloatArray, wj: FloatArray) -> FloatArray:
     wsum = wi + wj
     both = (wi > 0.0) & (wj > 0.0)
     return np.asarray(np.where(both, 2.0, 1.0) / np.where(wsum > 0.0, wsum, np.inf), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class PairBlocks:
+    """Where the blocks of an ordered fluid pair list end (:meth:`FluidSolver.build`): pairs [0, ff) are
+    two fluid particles, [ff, real) a fluid and a solid particle, [real, K) a fluid particle and a mesh
+    collider's surface sample. The fluid particle is i in every pair, so a pass sums over i for all
+    pairs and over j for the first block alone, with no per-pair mask (np.where over the pair list
+    cost as much as a kernel)."""
+
+    ff: int = 0
+    real: int = 0
+
+    @staticmethod
+    def order(
+        i: IntArray, j: IntArray, is_fluid: BoolArray, n_real: int
+    ) -> tuple[PairBlocks, IntArray, IntArray]:
+        """The pairs (i, j) (each with a fluid particle in it) reordered into blocks, the fluid one first;
+        ``is_fluid`` covers the collider samples too (indices >= ``n_real``, not fluid)."""
+        solid_first = ~is_fluid[i]
+        if solid_first.any():
+            i, j = np.where(solid_first, j, i), np.where(solid_first, i, j)
+        kind = np.where(is_fluid[j], 0, np.where(j < n_real, 1, 2))
+        counts = np.bincount(kind, minlength=3)
+        if counts[0] < len(i):
+            order = np.argsort(kind, kind="stable")
+            i, j = i[order], j[order]
+        return PairBlocks(int(counts[0]), int(counts[0] + counts[1])), i, j
+
+    def kept(self, keep: BoolArray) -> PairBlocks:
+        """The blocks of the list after keeping the pairs ``keep`` (K,), order unchanged."""
+        return PairBlocks(int(np.count_nonzero(keep[: self.ff])), int(np.count_nonzero(keep[: self.real])))
+
+
+def list_holds(x: FloatArray, reference: FloatArray, margin: float) -> bool:
+    """Whether a pair list searched at ``reference`` (N, 3) with ``margin`` (metres) still holds every pair
+    within its cutoff at ``x``: |x_i - x_j| changes by at most |u_i - c| + |u_j - c| for displacements u
+    and any common shift c, so every particle within margin / 2 of c suffices. c is the midrange of u per
+    axis; tested per particle, which is tighter than bounding every particle by half the spread of u on
+    each axis at once (``PairCache.within_half_spread``): a calm tank keeps its list about twice as long."""
+    if len(x) == 0:
+        return True
+    moved = x - reference
+    c = 0.5 * (column_max(moved) + column_min(moved))
+    for axis in range(3):
+        moved[:, axis] -= c[axis]
+    return float(np.einsum("ij,ij->i", moved, moved).max()) < (0.5 * margin) ** 2
 
 
 def fill_mesh_with_fluid(vertices: ArrayLike, faces: ArrayLike, radius: float) -> FloatArray:
@@ -267,6 +329,7 @@ class Boundary:
 
     def __init__(self) -> None:
         self._key: tuple[object, ...] = ()
+        self._placed: tuple[bytes, FloatArray] | None = None  # the last poses and the points placed there
         self.local: list[FloatArray] = []
         self.psi = np.zeros(0)
 
@@ -279,12 +342,16 @@ class Boundary:
         if key != self._key:
             self._build(meshes, radius, wall, n0)
             self._key = key
-        out = []
-        for mesh, local in zip(meshes, self.local, strict=True):
-            if len(local):
-                r, t = mesh._pose_at(alpha)
-                out.append(local @ r.T + t)
-        return np.concatenate(out) if out else np.zeros((0, 3))
+            self._placed = None
+        poses = [mesh._pose_at(alpha) for mesh, local in zip(meshes, self.local, strict=True) if len(local)]
+        pose_key = b"".join(r.tobytes() + t.tobytes() for r, t in poses)
+        if self._placed is None or self._placed[0] != pose_key:  # colliders at rest: placed once
+            out = [
+                local @ r.T + t
+                for (r, t), local in zip(poses, [p for p in self.local if len(p)], strict=True)
+            ]
+            self._placed = (pose_key, np.concatenate(out) if out else np.zeros((0, 3)))
+        return self._placed[1]
 
     def _build(self, meshes: Sequence[MeshCollider], radius: float, wall: WallDensity, n0: float) -> None:
         h = KERNEL_RADII * radius
@@ -352,8 +419,14 @@ class FluidSolver:
         self._pi = self._pj = np.zeros(0, np.int64)
         self._d = np.zeros((3, 0))
         self._r = np.zeros(0)
+        self._ff = 0  # of them, the fluid-fluid pairs (the first block)
+        self.blocks = PairBlocks()  # the blocks of the list in ``pairs`` (set by build)
         self._is_fluid_now = is_fluid
+        self._fluid_ext = is_fluid  # is_fluid with the collider samples appended (_extended)
         self.viscosity_iterations = 0  # conjugate-gradient iterations of the last viscosity solve
+        self.density_iterations = 0  # Jacobi passes of the last density solve
+        self._compressed = np.zeros(len(is_fluid), dtype=bool)  # above rest density at the last pass
+        self.fluid_count = int(np.count_nonzero(is_fluid))
 
     def reset(self) -> None:
         """Forget the pair list (particles were activated or removed)."""
@@ -373,31 +446,32 @@ class FluidSolver:
     def _extended(
         self, x: FloatArray, w: FloatArray, active: BoolArray | None, alpha: float
     ) -> tuple[FloatArray, FloatArray, BoolArray | None, BoolArray, FloatArray]:
-        """x, w, active, is_fluid and the density weight psi with the mesh colliders' surface samples
-        appended (immovable solids, w = 0)."""
-        n = len(x)
+        """x, w, active and is_fluid with the mesh colliders' surface samples appended (immovable solids,
+        w = 0), and the samples' density weights psi (B,)."""
         xb = (
             self.boundary.points(self.meshes, alpha, self.radius, self.wall, self.rest.n0)
             if self.meshes
             else None
         )
         if xb is None or len(xb) == 0:
-            return x, w, active, self.is_fluid, np.ones(n)
+            return x, w, active, self.is_fluid, np.zeros(0)
         nb = len(xb)
         live = None if active is None else np.concatenate([active, np.ones(nb, dtype=bool)])
+        if len(self._fluid_ext) != len(x) + nb:  # the same until a collider is added
+            self._fluid_ext = np.concatenate([self.is_fluid, np.zeros(nb, dtype=bool)])
         return (
             np.concatenate([x, xb]),
             np.concatenate([w, np.zeros(nb)]),
             live,
-            np.concatenate([self.is_fluid, np.zeros(nb, dtype=bool)]),
-            np.concatenate([np.ones(n), self.boundary.psi]),
+            self._fluid_ext,
+            self.boundary.psi,
         )
 
     def _pair_list(self, x: FloatArray, active: BoolArray | None) -> tuple[IntArray, IntArray]:
-        """Candidate pairs within H + margin, rebuilt only when something moved more than margin / 2
-        relative to the rest (the criterion of ``Solver._candidates``)."""
+        """Candidate pairs within H + margin, rebuilt only when a particle moved more than margin / 2
+        relative to the common shift (``list_holds``)."""
         p = self.pairs
-        if p.holds_for(x) and p.within_half_spread(x, self.margin):
+        if p.holds_for(x) and list_holds(x, p.reference, self.margin):
             return p.i, p.j
         i, j = self.build(x, active, self._is_fluid_now)
         p.store(x.copy(), i, j)
@@ -415,8 +489,18 @@ class FluidSolver:
         self, x: FloatArray, active: BoolArray | None, is_fluid: BoolArray | None = None
     ) -> tuple[IntArray, IntArray]:
         """Pairs within H + margin with a fluid particle in them, among active particles: a pure function
-        of x and the activity (snapshots rebuild it from the reference positions)."""
+        of x and the activity (snapshots rebuild it from the reference positions). Ordered in blocks
+        (``PairBlocks``): fluid-fluid, then fluid-solid particle, then fluid-collider sample, the fluid
+        particle first in every pair, so the passes need no per-pair masks."""
         is_fluid = self.is_fluid if is_fluid is None else is_fluid
+        i, j = self._search(x, active, is_fluid)
+        self.blocks, i, j = PairBlocks.order(i, j, is_fluid, len(self.is_fluid))
+        return i, j
+
+    def _search(
+        self, x: FloatArray, active: BoolArray | None, is_fluid: BoolArray
+    ) -> tuple[IntArray, IntArray]:
+        """Pairs within H + margin with a fluid particle in them (lo, hi), among active particles."""
         fluid = is_fluid if active is None else is_fluid & active
         fidx = np.flatnonzero(fluid)
         if len(fidx) == 0:
@@ -442,11 +526,23 @@ class FluidSolver:
     def solve_density(
         self, x_in: FloatArray, w_in: FloatArray, active_in: BoolArray | None, alpha: float
     ) -> None:
-        """One Jacobi pass of the density constraints on the predicted positions ``x`` (in place).
+        """The density constraints on the predicted positions ``x`` (in place): Jacobi passes until the
+        mean density error is within DENSITY_TOLERANCE (at most MAX_DENSITY_ITERATIONS).
 
         ``w`` (N,) are the inverse masses the corrections are split by (0: immovable); ``alpha`` the
         fraction of the frame reached (mesh colliders' pose).
         """
+        self.density_iterations = 0
+        for _ in range(MAX_DENSITY_ITERATIONS):
+            self.density_iterations += 1
+            if self._density_pass(x_in, w_in, active_in, alpha) <= DENSITY_TOLERANCE:
+                break
+
+    def _density_pass(
+        self, x_in: FloatArray, w_in: FloatArray, active_in: BoolArray | None, alpha: float
+    ) -> float:
+        """One Jacobi pass of the density constraints (see solve_density); returns the mean density
+        error max(n / n0 - 1, 0) of the live fluid particles it started from."""
         n_real = len(x_in)
         x, w, active, is_fluid, psi = self._extended(x_in, w_in, active_in, alpha)
         self._is_fluid_now = is_fluid
@@ -456,65 +552,57 @@ class FluidSolver:
         d = gather_difference(np.ascontiguousarray(x.T), pi, pj)
         r2 = np.einsum("ij,ij->j", d, d)
         close = r2 < h * h
+        blocks = self.blocks.kept(close)
         pi, pj, d, r2 = pi[close], pj[close], d[:, close], r2[close]
         r = np.sqrt(r2)
-        samples = n > n_real  # mesh colliders' surface samples are in the list
-        if samples:
-            real = (pi < n_real) & (pj < n_real)  # the velocity pass skips the collider samples
-            self._pi, self._pj, self._d, self._r = pi[real], pj[real], d[:, real], r[real]
-        else:
-            self._pi, self._pj, self._d, self._r = pi, pj, d, r
+        # The blocks (PairBlocks): [0, ff) fluid-fluid, [ff, real) fluid-solid particle, [real, K) a
+        # collider sample; i is the fluid particle of every pair. The velocity pass skips the samples.
+        ff, real = blocks.ff, blocks.real
+        self._pi, self._pj, self._d, self._r, self._ff = pi[:real], pj[:real], d[:, :real], r[:real], ff
         if len(pi) == 0:
-            return
+            return 0.0
         rest = self.rest
-        fi, fj = is_fluid[pi], is_fluid[pj]
-        # Liquid alone (no solid particle or collider sample in any pair, the common case): every mask
-        # below is all True, so it is skipped (np.where over a million pairs costs as much as a kernel).
-        only_fluid = not samples and bool(fi.all()) and bool(fj.all())
-
-        def on_i(values: FloatArray) -> FloatArray:
-            return values if only_fluid else np.where(fi, values, 0.0)
-
-        def on_j(values: FloatArray) -> FloatArray:
-            return values if only_fluid else np.where(fj, values, 0.0)
-
         wk_raw = _poly6(r2, h)
-        # Collider samples count psi times (one side of a pair is fluid).
-        weight = psi[pi] * psi[pj] if samples else None
-        wk = wk_raw if weight is None else wk_raw * weight
-        # n_i sums W over every neighbour j of a fluid particle i (fluid or solid): pair (i, j) adds W to
-        # i if i is fluid and to j if j is fluid.
-        density = np.bincount(pi, weights=on_i(wk), minlength=n)
-        density += np.bincount(pj, weights=on_j(wk), minlength=n)
+        wk = wk_raw
+        g = _spiky_over_r(r, h) / rest.n0
+        if real < len(pi):  # collider samples count psi times (the fluid side's psi is 1)
+            wk = wk_raw.copy()
+            weight = psi[pj[real:] - n_real]
+            wk[real:] *= weight
+            g[real:] *= weight
+        pjf = pj[:ff]  # the j side of the pairs where it is fluid too
+        # n_i sums W over every neighbour j of a fluid particle i (fluid or solid): every pair adds W to
+        # its i, and to its j in the fluid-fluid block.
+        density = np.bincount(pi, weights=wk, minlength=n)
+        density += np.bincount(pjf, weights=wk[:ff], minlength=n)
         density += _poly6(np.zeros(1), h)[0]
         ratio_n = density / rest.n0
         # Gradients: grad_i C_i = (1/n0) sum_j grad_i W_ij = -(1/n0) sum_j g d; grad_j C_i = (1/n0) g d.
-        g = _spiky_over_r(r, h) / rest.n0
-        if weight is not None:
-            g *= weight
         gd = g * d  # (3, K)
         a = np.zeros((3, n))
         for axis in range(3):
-            a[axis] = np.bincount(pj, weights=on_j(gd[axis]), minlength=n)
-            a[axis] -= np.bincount(pi, weights=on_i(gd[axis]), minlength=n)
+            a[axis] = np.bincount(pjf, weights=gd[axis, :ff], minlength=n)
+            a[axis] -= np.bincount(pi, weights=gd[axis], minlength=n)
         walls = self._wall_terms(x_in, ratio_n, a, active_in)
         c = np.maximum(ratio_n - 1.0, 0.0)
         c[~is_fluid] = 0.0
+        self._compressed = ratio_n[:n_real] > 1.0  # inside the liquid (not its surface): may sleep
+        live = self.fluid_count if active_in is None else np.count_nonzero(self.is_fluid & active_in)
+        error = float(c.sum()) / max(live, 1)
         g2 = g * g * r2
-        b = np.bincount(pi, weights=on_i(g2), minlength=n)
-        b += np.bincount(pj, weights=on_j(g2), minlength=n)
+        b = np.bincount(pi, weights=g2, minlength=n)
+        b += np.bincount(pjf, weights=g2[:ff], minlength=n)
         denom = np.einsum("ij,ij->j", a, a) + b + CFM_FRACTION * rest.denominator
         lam = -c / denom
         # Pair corrections (PBF Eq. 12 and 14): D = (lambda_i + lambda_j + s_corr) grad_i W_ij / n0
-        # = -(lambda_i + lambda_j + s_corr) g d, split by inverse masses so that momentum is exact.
+        # = -(lambda_i + lambda_j + s_corr) g d, split by inverse masses so that momentum is exact; the
+        # artificial pressure s_corr acts between fluid particles only.
         s = lam[pi] + lam[pj]
-        q = (wk_raw / rest.w_dq) ** ARTIFICIAL_PRESSURE_N
-        s_corr = (
-            -(ARTIFICIAL_PRESSURE_K * q + CLOSE_PAIR_K * np.maximum(q - rest.dq_lattice, 0.0))
-            / rest.denominator
+        q = (wk_raw[:ff] / rest.w_dq) ** ARTIFICIAL_PRESSURE_N
+        s[:ff] -= (ARTIFICIAL_PRESSURE_K * q + CLOSE_PAIR_K * np.maximum(q - rest.dq_lattice, 0.0)) / (
+            rest.denominator
         )
-        s += s_corr if only_fluid else np.where(fi & fj, s_corr, 0.0)
-        if only_fluid and float(w.min()) == float(w.max()):
+        if ff == len(pi) and float(w.min()) == float(w.max()):
             # One liquid: equal masses, so the shares are +D and -D (PBF as published).
             ci = -s * g
             cj = -ci
@@ -522,10 +610,12 @@ class FluidSolver:
             wi, wj = w[pi], w[pj]
             coef = -s * g * _pair_share(wi, wj)  # the pair vector D times the share is coef * d
             ci, cj = coef * wi, -coef * wj
+        # Collider samples are immovable (w = 0): only the pairs before them move a j side.
+        pjr, cjr = pj[:real], cj[:real]
         dx = np.zeros((3, n_real))
         for axis in range(3):
             dx[axis] = np.bincount(pi, weights=ci * d[axis], minlength=n)[:n_real]
-            dx[axis] += np.bincount(pj, weights=cj * d[axis], minlength=n)[:n_real]
+            dx[axis] += np.bincount(pjr, weights=cjr * d[axis, :real], minlength=n)[:n_real]
         for idx, grad in walls:  # the wall is immovable: the particle takes its own constraint's share
             dx[:, idx] += (lam[idx, None] * grad).T
         dx *= self.relaxation  # stable in PBD's position-velocity update (RELAXED_GAIN)
@@ -538,6 +628,7 @@ class FluidSolver:
         if over.any():
             dx[:, over] *= limit / np.sqrt(length2[over])
         x_in += dx.T
+        return error
 
     def _wall_terms(
         self, x: FloatArray, ratio_n: FloatArray, a: FloatArray, active: BoolArray | None
@@ -584,6 +675,19 @@ class FluidSolver:
             out.append((idx, grad))
         return out
 
+    # ------------------------------------------------------------------ rest
+    def settle(self, x: FloatArray, x_pred: FloatArray, v: FloatArray, gh: float) -> None:
+        """Liquid at rest sleeps (Macklin et al. 2014, Sec. 4.4's particle sleeping): a fluid particle
+        slower than SLEEP_GH * g h after this small step stays at ``x`` with zero velocity (``x_pred``
+        and ``v`` (N, 3) in place); ``gh`` is g times the small step, m/s."""
+        if SLEEP_GH <= 0.0 or gh <= 0.0:
+            return
+        limit = SLEEP_GH * gh
+        slow = np.einsum("ij,ij->i", v, v) < limit * limit
+        slow &= self.is_fluid & self._compressed
+        v[slow] = 0.0
+        x_pred[slow] = x[slow]
+
     # ------------------------------------------------------------------ velocities
     def velocity_pass(self, v: FloatArray, w: FloatArray, dt: float, steps: int = 1) -> None:
         """XSPH viscosity, cohesion, adhesion and vorticity confinement on the new velocities ``v`` (in
@@ -594,8 +698,9 @@ class FluidSolver:
         if len(pi) == 0:
             return
         n, h = len(v), self.h
-        fi, fj = self.is_fluid[pi], self.is_fluid[pj]
-        both = fi & fj
+        # i is the fluid particle of every pair; j is fluid in the first block (PairBlocks).
+        both = np.arange(len(pi)) < self._ff
+        fi, fj = np.ones(len(pi), dtype=bool), both
         wi, wj = w[pi], w[pj]
         share = _pair_share(wi, wj)
         dv = gather_difference(np.ascontiguousarray(v.T), pj, pi)  # v_j - v_i, (3, K)

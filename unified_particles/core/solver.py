@@ -261,6 +261,7 @@ class Solver:
             bound_rebound(v, struck, s.restitution, rest_speed, h, model, kin)
         if fluid is not None and w_fluid is not None:
             self._fluid_velocity_pass(fluid, v, x_pred, w_fluid, h, alpha)
+            fluid.settle(x, x_pred, v, float(np.linalg.norm(self.gravity)) * h)  # liquid at rest sleeps
         if len(inactive):
             v[inactive] = 0.0
             x_pred[inactive] = x[inactive]
