@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from .bending import BendingSolver
 from .chain_solve import ChainProjection
+from .cloth_coarse import CoarseStretch
 from .distance import DistanceConstraints, GaussSeidelSolver, JacobiSolver
 
 if TYPE_CHECKING:
@@ -129,7 +130,9 @@ class StretchProjection:
 
 
 # Every per-step cloth solver (``Solver._distance_solvers``): each has ``solve(x)``.
-DistanceSolver = GaussSeidelSolver | JacobiSolver | BendingSolver | StretchProjection | ChainProjection
+DistanceSolver = (
+    GaussSeidelSolver | JacobiSolver | BendingSolver | StretchProjection | ChainProjection | CoarseStretch
+)
 
 
 def distance_solvers(model: ParticleModel, settings: SolverSettings, h: float) -> list[DistanceSolver]:
@@ -144,6 +147,12 @@ def distance_solvers(model: ParticleModel, settings: SolverSettings, h: float) -
     if len(model.bend_isometric):
         solvers.append(BendingSolver(model.bend_isometric, w, h))
     if len(model.stretch):
+        if settings.cloth_coarse_correction:  # the cloth's long-range tension, then the sweep smooths it
+            coarse = CoarseStretch(
+                model.stretch, w, model.particle_rest_q, model.particle_group, model.particle_is_cloth, h
+            )
+            if len(coarse):
+                solvers.append(coarse)
         solvers.append(GaussSeidelSolver(model.stretch, w, h))
         if settings.cloth_projection_iterations > 0:  # a global solve after the sweep
             solvers.append(StretchProjection(model.stretch, w, h, settings.cloth_projection_iterations))
