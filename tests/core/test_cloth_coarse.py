@@ -41,7 +41,8 @@ def test_correction_is_the_galerkin_step_of_the_fast_projection() -> None:
         jac[k, 3 * coarse.a[k] : 3 * coarse.a[k] + 3] = unit[k]
         jac[k, 3 * coarse.b[k] : 3 * coarse.b[k] + 3] = -unit[k]
     p = np.zeros((m, len(coarse)))
-    np.add.at(p, (np.tile(np.arange(m), 3), coarse.edge_dof), coarse.phi.reshape(-1))
+    dof = 3 * coarse.patch[None, :] + np.arange(3)[:, None]  # (3, m), as coarse.phi
+    np.add.at(p, (np.tile(np.arange(m), 3), dof.reshape(-1)), coarse.phi.reshape(-1))
     stretch = length - coarse.rest
     mat = p.T @ jac @ np.diag(np.repeat(w, 3)) @ jac.T @ p
     mu = np.linalg.lstsq(mat, p.T @ stretch, rcond=None)[0]

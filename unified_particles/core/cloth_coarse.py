@@ -72,16 +72,25 @@ def _patches(mid: FloatArray, group: IntArray, spacing: float, max_patches: int)
 
 def _stress_basis(t: FloatArray, patch: IntArray, count: int) -> FloatArray:
     """(E, 3) the membrane-stress shape functions phi_j of each edge of rest direction ``t`` (E, 3) in the
-    plane of its patch: the two main directions (u, v) of the patch's edges (their direction tensor's
-    largest eigenvectors), phi = ((t.u)^2, (t.v)^2, 2 (t.u)(t.v))."""
+    plane of its patch, phi = ((t.u)^2, (t.v)^2, 2 (t.u)(t.v)). The plane is that of the two largest
+    eigenvectors of the patch's direction tensor sum t t^T. The three functions span the same space in any
+    frame (u, v) of the plane, so u is the world axis the plane shows longest (v = n x u): a grid along
+    the axes then has phi = (1, 0, 0) and (0, 1, 0) on its sides, and the zeros drop out of G."""
     tensor = np.zeros((count, 9))
     outer = (t[:, :, None] * t[:, None, :]).reshape(-1, 9)
     for k in range(9):
         tensor[:, k] = np.bincount(patch, weights=outer[:, k], minlength=count)
     _, vec = np.linalg.eigh(tensor.reshape(count, 3, 3))  # ascending eigenvalues
-    u, v = vec[patch, :, 2], vec[patch, :, 1]
-    tu, tv = np.einsum("ij,ij->i", t, u), np.einsum("ij,ij->i", t, v)
-    return np.column_stack([tu * tu, tv * tv, 2.0 * tu * tv])
+    normal = vec[:, :, 0]
+    axes = np.eye(3)[None, :, :] - normal[:, :, None] * normal[:, None, :]  # (P, 3 axes, 3) projected
+    best = np.argmax(np.einsum("pij,pij->pi", axes, axes), axis=1)
+    u = axes[np.arange(count), best]
+    u /= np.linalg.norm(u, axis=1)[:, None]
+    v = np.cross(normal, u)
+    tu, tv = np.einsum("ij,ij->i", t, u[patch]), np.einsum("ij,ij->i", t, v[patch])
+    phi = np.column_stack([tu * tu, tv * tv, 2.0 * tu * tv])
+    phi[np.abs(phi) < 1e-12] = 0.0  # rounding of exact zeros
+    return phi
 
 
 def _mass_share(wa: FloatArray, wb: FloatArray) -> FloatArray:
@@ -94,6 +103,22 @@ def _mass_share(wa: FloatArray, wb: FloatArray) -> FloatArray:
     mb = np.where(wb > 0.0, 1.0 / np.where(wb > 0.0, wb, 1.0), 0.0)
     share = np.where(ma > 0.0, ma, mb) + np.where(mb > 0.0, mb, ma)
     return share / share.mean()
+
+
+def _runs(key: IntArray) -> IntArray:
+    """Start of each run of equal values in the sorted ``key``."""
+    return np.flatnonzero(np.r_[True, key[1:] != key[:-1]]).astype(np.int64)
+
+
+def _pairs_within_runs(start: IntArray, count: int) -> tuple[IntArray, IntArray]:
+    """(rows, cols): every ordered pair of positions within the same run of ``count`` sorted entries whose
+    runs begin at ``start`` (the diagonal included)."""
+    size = np.diff(np.r_[start, count])
+    run_of = np.repeat(np.arange(len(start)), size)
+    degree = size[run_of]
+    row = np.repeat(np.arange(count), degree)
+    offset = np.arange(len(row)) - np.repeat(np.cumsum(degree) - degree, degree)
+    return row, start[run_of[row]] + offset
 
 
 class CoarseStretch:
@@ -120,59 +145,53 @@ class CoarseStretch:
         wa, wb = inv_mass[con.a], inv_mass[con.b]
         stiff = (con.compliance / (h * h) < STIFF_EDGE * (wa + wb)) & (wa + wb > 0.0)
         stiff &= cloth[con.a] & cloth[con.b]
-        a, b = con.a[stiff], con.b[stiff]
-        self.a, self.b, self.rest = a, b, con.rest_length[stiff]
-        self.inv_mass = inv_mass
-        m = len(a)
-        self.count = 0
-        if m == 0:
+        a, b, rest = con.a[stiff], con.b[stiff], con.rest_length[stiff]
+        self.count, self.n = 0, len(inv_mass)
+        if not len(a):
             return
-        d = rest_x[a] - rest_x[b]
-        t = d / np.maximum(np.linalg.norm(d, axis=1), 1e-300)[:, None]
-        spacing = PATCH_EDGES * float(np.median(self.rest))
+        spacing = PATCH_EDGES * float(np.median(rest))
         patch, n_patch = _patches(0.5 * (rest_x[a] + rest_x[b]), group[a], spacing, MAX_COARSE // 3)
-        phi = _stress_basis(t, patch, n_patch)
-        phi *= _mass_share(wa[stiff], wb[stiff])[:, None]
-        c = 3 * n_patch
-        self.count = c
-        # Restriction P^T C: each edge's stretch times phi_j into its patch's unknown j; (3, m) layout.
-        self.edge_dof = (3 * patch[None, :] + np.arange(3)[:, None]).reshape(-1)
-        self.phi = np.ascontiguousarray(phi.T)
-        # The (vertex, unknown) pairs q of G = J^T P, at movable vertices only (W is 0 at pins).
+        share = _mass_share(inv_mass[a], inv_mass[b])
+        m, c = len(a), 3 * n_patch
+        self.count, self.rest = c, rest
+        d = rest_x[a] - rest_x[b]
+        phi = _stress_basis(d / np.linalg.norm(d, axis=1)[:, None], patch, n_patch) * share[:, None]
+        self.phi = np.ascontiguousarray(phi.T)  # (3, m)
+        three = np.arange(3, dtype=np.int64)[:, None]
+        self.edge_dof = (3 * patch[None, :] + three).reshape(-1)  # P^T C's unknown of each (j, edge)
+        # G = J^T P: a row q per (movable vertex, unknown) that the vertex's edges reach; entry
+        # (edge end, unknown j) adds s phi_j(e) n_e to its row.
         ends = np.concatenate([a, b])
-        edge = np.concatenate([np.arange(m), np.arange(m)])
-        sign = np.concatenate([np.ones(m), -np.ones(m)])
+        edge = np.tile(np.arange(m), 2)
+        sign = np.repeat([1.0, -1.0], m)
         j = np.tile(np.arange(3), 2 * m)
         end_j, edge_j = np.repeat(ends, 3), np.repeat(edge, 3)
         dof_j = 3 * patch[edge_j] + j
         coef = np.repeat(sign, 3) * phi[edge_j, j]
         keep = (inv_mass[end_j] > 0.0) & (coef != 0.0)
-        end_j, edge_j, dof_j, coef = end_j[keep], edge_j[keep], dof_j[keep], coef[keep]
-        pair_key, q_of = np.unique(end_j * c + dof_j, return_inverse=True)
-        self.q_vertex = (pair_key // c).astype(np.int64)
-        self.q_dof = (pair_key % c).astype(np.int64)
-        self.nq = nq = len(pair_key)
-        # G's entries: each (edge end, unknown) adds coef * n_edge to its row q.
-        self.g_edge, self.g_index, self.g_coef = edge_j, q_of.reshape(-1).astype(np.int64), coef
+        row_key, q_of = np.unique((end_j * c + dof_j)[keep], return_inverse=True)
+        q_of = q_of.reshape(-1)
+        self.q_vertex, self.q_dof = row_key // c, row_key % c  # sorted by vertex
+        self.nq = nq = len(row_key)
+        self.g_coef = np.tile(coef[keep], 3)  # one per (coordinate, entry)
+        self.q_inv_mass = inv_mass[self.q_vertex]
         # Pairs (q, r), q <= r, of G's rows at the same vertex: the upper triangle of G^T W G.
-        order = np.argsort(self.q_vertex, kind="stable")
-        qv = self.q_vertex[order]
-        first = np.flatnonzero(np.r_[True, qv[1:] != qv[:-1]])
-        size = np.diff(np.r_[first, nq])
-        group_of = np.repeat(np.arange(len(first)), size)
-        degree = size[group_of]
-        row = np.repeat(np.arange(nq), degree)
-        offset = np.arange(len(row)) - np.repeat(np.cumsum(degree) - degree, degree)
-        col = first[group_of[row]] + offset
-        pq, pr = order[row], order[col]
+        pq, pr = _pairs_within_runs(_runs(self.q_vertex), nq)
         upper = self.q_dof[pq] <= self.q_dof[pr]
         pq, pr = pq[upper], pr[upper]
-        self.pqr = np.concatenate([pq, pr])
+        self.cell = self.q_dof[pq] * c + self.q_dof[pr]
         self.p_weight = inv_mass[self.q_vertex[pq]]
-        self.p_flat = self.q_dof[pq] * c + self.q_dof[pr]
-        self.q_inv_mass = inv_mass[self.q_vertex]
-        self.n = len(inv_mass)
-        self.ab = np.concatenate([a, b])
+        # Flat indices into coordinate-major copies (a 1-D gather is several times faster than np.take
+        # along an axis of a (3, k) array, and one np.bincount over three coordinates beats three):
+        # the edge ends in x (3, N), G's entries' edges in the unit directions (3, m) and rows in G
+        # (3, nq), the pairs' rows in G, G's rows' vertices in x.
+        n = self.n
+        self.flat_ab = (three * n + np.concatenate([a, b])[None, :]).reshape(-1)
+        self.flat_g_edge = (three * m + edge_j[keep][None, :]).reshape(-1)
+        self.flat_g_row = (three * nq + q_of[None, :]).reshape(-1)
+        self.flat_pqr = (three * nq + np.concatenate([pq, pr])[None, :]).reshape(-1)
+        self.flat_q_vertex = (three * n + self.q_vertex[None, :]).reshape(-1)
+        self.a, self.b, self.patch = a, b, patch
 
     def __len__(self) -> int:
         return self.count
@@ -180,28 +199,26 @@ class CoarseStretch:
     def solve(self, x: FloatArray) -> None:
         """One coarse correction of ``x`` (N, 3) in place. Coordinate-major (3, k) arrays throughout, as
         in ``distance.GaussSeidelSolver`` (NumPy scales (3, k) rows much faster than (k, 3) ones)."""
-        c, m, nq = self.count, len(self.a), self.nq
+        c, m, nq, n = self.count, len(self.a), self.nq, self.n
         if c == 0:
             return
-        g2 = np.take(np.ascontiguousarray(x.T), self.ab, axis=1)  # (3, 2m)
+        g2 = np.ascontiguousarray(x.T).reshape(-1)[self.flat_ab].reshape(3, 2 * m)
         d = g2[:, :m] - g2[:, m:]
         length = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-        d /= np.maximum(length, 1e-12)
         rhs = np.bincount(self.edge_dof, weights=(self.phi * (length - self.rest)).reshape(-1), minlength=c)
-        gv = np.take(d, self.g_edge, axis=1)
+        d /= np.maximum(length, 1e-12)
+        gv = d.reshape(-1)[self.flat_g_edge]
         gv *= self.g_coef
-        g = np.empty((3, nq))
-        for k in range(3):
-            g[k] = np.bincount(self.g_index, weights=gv[k], minlength=nq)
-        gp = np.take(g, self.pqr, axis=1)
+        g = np.bincount(self.flat_g_row, weights=gv, minlength=3 * nq)
         half = len(self.p_weight)
+        gp = g[self.flat_pqr].reshape(3, 2 * half)
         prod = gp[:, :half] * gp[:, half:]
         dots = (prod[0] + prod[1] + prod[2]) * self.p_weight
-        upper = np.bincount(self.p_flat, weights=dots, minlength=c * c).reshape(c, c)
+        upper = np.bincount(self.cell, weights=dots, minlength=c * c).reshape(c, c)
         diag = np.diagonal(upper).copy()
         mat = upper + upper.T
         mat[np.diag_indices(c)] = diag * (1.0 + REGULARIZE) + REGULARIZE * float(diag.mean()) + 1e-300
         mu = np.linalg.solve(mat, rhs)
+        g = g.reshape(3, nq)
         g *= np.take(mu, self.q_dof) * self.q_inv_mass
-        for k in range(3):
-            x[:, k] -= np.bincount(self.q_vertex, weights=g[k], minlength=self.n)
+        x -= np.bincount(self.flat_q_vertex, weights=g.reshape(-1), minlength=3 * n).reshape(3, n).T
