@@ -25,8 +25,9 @@ of the patch-wise stress at patch borders stayed in the cloth: edges alternately
 The coarse matrix is assembled without the edge-by-edge matrix: G = J^T P holds, for each (vertex,
 unknown) pair on a pattern fixed at build time, sum s_e phi_j(e) n_e over the edges of that unknown's
 patch at the vertex (s = +1 at a, -1 at b), and P^T J W J^T P = G^T W G sums w_p G_q . G_r over the pairs
-(q, r) at the same movable vertex p: a few ``np.bincount`` calls over arrays of ~ 4 (vertices) and ~ 15
-(vertices) entries, then one dense solve.
+(q, r) at the same movable vertex p: one ``np.bincount`` over ~ 3 x 3 entries per edge for G and one over
+~ 6 pairs per vertex for the matrix, then one dense solve. A uniform stress is in equilibrium inside a
+patch, so the correction moves the vertices where patches (or the cloth) end; the sweep spreads it.
 
 Only edges stiff enough to count as inextensible within the step take part (as in the fast
 projection: the sweep's XPBD update already gave soft edges their compliance).
@@ -48,11 +49,18 @@ STIFF_EDGE = 1e-3
 # Patch size, in rest edge lengths: the stretch left at rest is that of a chain this many edges long.
 PATCH_EDGES = 6.0
 # Largest number of coarse unknowns (3 per patch): the dense solve costs ~ MAX_COARSE^3 / 3 flops per
-# small step (80 us at 150 here); larger cloths get larger patches.
+# small step; larger cloths get larger patches.
 MAX_COARSE = 150
 # Tikhonov term of the coarse matrix, relative to its mean diagonal: unknowns no edge uses (a patch
 # whose edges are all parallel has no shear) get a zero row, and nothing else is changed measurably.
 REGULARIZE = 1e-9
+# The coarse matrix is renewed every this many small steps (a substep's iterations at the default budget):
+# assembling and inverting it is most of the pass's cost. Renewed once a frame (16 small steps) S1's cloth
+# blew up as it folded onto the sphere.
+RENEW_STEPS = 4
+# A correction moves no vertex farther than this many rest edge lengths in one small step: at rest the
+# corrections are ~ g h^2 times the edges to the support; only a matrix too stale (fast folding) asks more.
+MAX_SHIFT = 0.1
 
 
 def _patches(mid: FloatArray, group: IntArray, spacing: float, max_patches: int) -> tuple[IntArray, int]:
@@ -147,6 +155,8 @@ class CoarseStretch:
         stiff &= cloth[con.a] & cloth[con.b]
         a, b, rest = con.a[stiff], con.b[stiff], con.rest_length[stiff]
         self.count, self.n = 0, len(inv_mass)
+        self.renew = True  # assemble the coarse matrix at the next solve (set by the solver: see solve)
+        self.inverse: FloatArray | None = None
         if not len(a):
             return
         spacing = PATCH_EDGES * float(np.median(rest))
@@ -174,7 +184,6 @@ class CoarseStretch:
         self.q_vertex, self.q_dof = row_key // c, row_key % c  # sorted by vertex
         self.nq = nq = len(row_key)
         self.g_coef = np.tile(coef[keep], 3)  # one per (coordinate, entry)
-        self.q_inv_mass = inv_mass[self.q_vertex]
         # Pairs (q, r), q <= r, of G's rows at the same vertex: the upper triangle of G^T W G.
         pq, pr = _pairs_within_runs(_runs(self.q_vertex), nq)
         upper = self.q_dof[pq] <= self.q_dof[pr]
@@ -184,22 +193,26 @@ class CoarseStretch:
         # Flat indices into coordinate-major copies (a 1-D gather is several times faster than np.take
         # along an axis of a (3, k) array, and one np.bincount over three coordinates beats three):
         # the edge ends in x (3, N), G's entries' edges in the unit directions (3, m) and rows in G
-        # (3, nq), the pairs' rows in G, G's rows' vertices in x.
+        # (3, nq), the pairs' rows in G.
         n = self.n
         self.flat_ab = (three * n + np.concatenate([a, b])[None, :]).reshape(-1)
         self.flat_g_edge = (three * m + edge_j[keep][None, :]).reshape(-1)
         self.flat_g_row = (three * nq + q_of[None, :]).reshape(-1)
         self.flat_pqr = (three * nq + np.concatenate([pq, pr])[None, :]).reshape(-1)
-        self.flat_q_vertex = (three * n + self.q_vertex[None, :]).reshape(-1)
         self.a, self.b, self.patch = a, b, patch
+        self.inv_mass = inv_mass
+        self.max_shift = MAX_SHIFT * float(np.median(rest))
 
     def __len__(self) -> int:
         return self.count
 
     def solve(self, x: FloatArray) -> None:
         """One coarse correction of ``x`` (N, 3) in place. Coordinate-major (3, k) arrays throughout, as
-        in ``distance.GaussSeidelSolver`` (NumPy scales (3, k) rows much faster than (k, 3) ones)."""
-        c, m, nq, n = self.count, len(self.a), self.nq, self.n
+        in ``distance.GaussSeidelSolver`` (NumPy scales (3, k) rows much faster than (k, 3) ones).
+
+        The coarse matrix is that of the edge directions at the last renewal (``renew``: the solver
+        renews it every ``RENEW_STEPS`` small steps); P^T C and W J^T are of the directions now."""
+        c, m, n = self.count, len(self.a), self.n
         if c == 0:
             return
         g2 = np.ascontiguousarray(x.T).reshape(-1)[self.flat_ab].reshape(3, 2 * m)
@@ -207,7 +220,22 @@ class CoarseStretch:
         length = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
         rhs = np.bincount(self.edge_dof, weights=(self.phi * (length - self.rest)).reshape(-1), minlength=c)
         d /= np.maximum(length, 1e-12)
-        gv = d.reshape(-1)[self.flat_g_edge]
+        if self.renew or self.inverse is None:
+            self.inverse = np.linalg.inv(self._matrix(d))
+        mu = self.inverse @ rhs
+        lam = (self.phi * mu[self.edge_dof].reshape(3, m)).sum(axis=0)  # lambda = P mu
+        d *= lam
+        ends = np.concatenate([d, -d], axis=1).reshape(-1)
+        shift: FloatArray = np.bincount(self.flat_ab, weights=ends, minlength=3 * n).reshape(3, n)
+        shift *= self.inv_mass  # W J^T lambda
+        size = np.sqrt(shift[0] * shift[0] + shift[1] * shift[1] + shift[2] * shift[2])
+        shift *= np.minimum(1.0, self.max_shift / np.maximum(size, 1e-300))
+        x -= shift.T
+
+    def _matrix(self, unit: FloatArray) -> FloatArray:
+        """P^T J W J^T P = G^T W G for the unit edge directions ``unit`` (3, m), regularized (c, c)."""
+        c, nq = self.count, self.nq
+        gv = unit.reshape(-1)[self.flat_g_edge]
         gv *= self.g_coef
         g = np.bincount(self.flat_g_row, weights=gv, minlength=3 * nq)
         half = len(self.p_weight)
@@ -218,7 +246,4 @@ class CoarseStretch:
         diag = np.diagonal(upper).copy()
         mat = upper + upper.T
         mat[np.diag_indices(c)] = diag * (1.0 + REGULARIZE) + REGULARIZE * float(diag.mean()) + 1e-300
-        mu = np.linalg.solve(mat, rhs)
-        g = g.reshape(3, nq)
-        g *= np.take(mu, self.q_dof) * self.q_inv_mass
-        x -= np.bincount(self.flat_q_vertex, weights=g.reshape(-1), minlength=3 * n).reshape(3, n).T
+        return mat

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from .bending import BendingSolver
 from .chain_solve import ChainProjection
-from .cloth_coarse import CoarseStretch
+from .cloth_coarse import RENEW_STEPS, CoarseStretch
 from .distance import DistanceConstraints, GaussSeidelSolver, JacobiSolver
 
 if TYPE_CHECKING:
@@ -133,6 +133,19 @@ class StretchProjection:
 DistanceSolver = (
     GaussSeidelSolver | JacobiSolver | BendingSolver | StretchProjection | ChainProjection | CoarseStretch
 )
+
+
+def renew_coarse(
+    solvers: list[DistanceSolver], alpha: float, settings: SolverSettings
+) -> list[DistanceSolver]:
+    """``solvers``, their coarse corrections told to renew their matrix if this small step (ending at
+    ``alpha`` of the frame) is the first of ``cloth_coarse.RENEW_STEPS`` in the frame: a function of the
+    step's place in the frame only, so a run resumed from a snapshot renews where the unbroken run did."""
+    k = round(alpha * settings.substeps * settings.iterations) - 1  # the small step's number in the frame
+    for solver in solvers:
+        if isinstance(solver, CoarseStretch):
+            solver.renew = k % RENEW_STEPS == 0
+    return solvers
 
 
 def distance_solvers(model: ParticleModel, settings: SolverSettings, h: float) -> list[DistanceSolver]:
