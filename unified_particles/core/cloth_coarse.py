@@ -226,7 +226,7 @@ class CoarseStretch:
         lam = (self.phi * mu[self.edge_dof].reshape(3, m)).sum(axis=0)  # lambda = P mu
         d *= lam
         ends = np.concatenate([d, -d], axis=1).reshape(-1)
-        shift: FloatArray = np.bincount(self.flat_ab, weights=ends, minlength=3 * n).reshape(3, n)
+        shift = np.asarray(np.bincount(self.flat_ab, weights=ends, minlength=3 * n), np.float64).reshape(3, n)
         shift *= self.inv_mass  # W J^T lambda
         size = np.sqrt(shift[0] * shift[0] + shift[1] * shift[1] + shift[2] * shift[2])
         shift *= np.minimum(1.0, self.max_shift / np.maximum(size, 1e-300))
