@@ -149,10 +149,10 @@ def renew_coarse(
 
 
 def distance_solvers(model: ParticleModel, settings: SolverSettings, h: float) -> list[DistanceSolver]:
-    """Bending (legacy Jacobi distance, isometric: core/bending.py), stretch (coloured Gauss-Seidel, then
-    the optional global projection), the ropes' direct solve (:mod:`.chain_solve`), then the isometric
-    cloths' stretch limits: the solvers for step size h, in order. Stretch goes last so the stiff
-    constraints have the final word before the velocity update."""
+    """Bending (legacy Jacobi distance, isometric: core/bending.py), stretch (the coarse correction of
+    :mod:`.cloth_coarse`, coloured Gauss-Seidel, then the optional global projection), the ropes' direct
+    solve (:mod:`.chain_solve`), then the isometric cloths' stretch limits: the solvers for step size h,
+    in order. Stretch goes last so the stiff constraints have the final word before the velocity update."""
     w = model.particle_inv_mass
     solvers: list[DistanceSolver] = []
     if len(model.bend):
