@@ -63,7 +63,7 @@ def test_strip_on_its_catenary_at_the_default_budget(cells: int) -> None:
     # -0.01 % / -0.00 % and 0.25 % / 0.30 % deep (16 substeps at 5 cm: 0.24 %, test_catenary.py). The
     # issue asks 1 % of stretch; the bounds are 1 % of sag (3x the measured, every 1 % of stretch deepens
     # the sag 3 %) and 0.25 % of stretch (5x the largest measured); a static problem, no chaos.
-    sag, stretch = hanging_strip(cells, 4)
+    sag, stretch = hanging_strip(cells, 4, cloth_coarse_correction=1)
     assert abs(stretch) < 0.0025
     assert sag == pytest.approx(catenary_sag(), rel=0.01)
 
@@ -75,7 +75,7 @@ def test_swinging_sheet_gains_no_energy() -> None:
     v, f = grid_mesh(0.6, 13)
     v = np.asarray(v, float)
     v[:, 2] += 1.0
-    w = World(radius=0.02, damping=0.0)
+    w = World(radius=0.02, damping=0.0, cloth_coarse_correction=1)
     w.add_cloth(v, np.asarray(f), mass=0.2, pinned=[0, 12], air_viscosity=0.0)
     free = w.inverse_masses > 0.0
     m = 1.0 / w.inverse_masses[free]

@@ -43,13 +43,7 @@ def test_cloth_dragged_at_constant_velocity_is_the_still_cloth_translated() -> N
     u = np.array([1.5, -0.5, 0.0])
     still, still_cloth, v, pins = _cape()
     moving, moving_cloth, _, _ = _cape()
-    # Both capes also swing out of their plane: an inextensible cape hanging from its top edge is at rest
-    # (its sag was the solver's stretch, 1-2 mm, before the coarse correction held it to 0.2 mm), and the
-    # comparison must be of a moving cloth.
-    swing = np.zeros((still.particle_count, 3))
-    swing[still.inverse_masses > 0.0] = [0.0, 0.5, 0.0]
-    still.velocities = swing
-    moving.velocities = np.tile(u, (moving.particle_count, 1)) + swing
+    moving.velocities = np.tile(u, (moving.particle_count, 1))
     frames = 24
     for frame in range(1, frames + 1):
         still.step(1 / FPS)
@@ -59,7 +53,7 @@ def test_cloth_dragged_at_constant_velocity_is_the_still_cloth_translated() -> N
     free = np.setdiff1d(np.arange(len(v)), pins)
     expected = still_cloth.vertex_positions[free] + u * t  # type: ignore[attr-defined]
     np.testing.assert_allclose(moving_cloth.vertex_positions[free], expected, atol=1e-9)  # type: ignore[attr-defined]
-    assert np.abs(still_cloth.vertex_positions[free][:, 1]).max() > 0.01  # type: ignore[attr-defined]
+    assert still_cloth.vertex_positions[free][:, 2].min() < v[:, 2].min() - 1e-3  # type: ignore[attr-defined]
 
 
 def test_moving_pins_drag_the_cloth_along_within_its_tethers() -> None:
