@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from .bending import BendingSolver
 from .chain_solve import ChainProjection
+from .cloth_coarse import RENEW_STEPS, CoarseStretch
 from .distance import DistanceConstraints, GaussSeidelSolver, JacobiSolver
 
 if TYPE_CHECKING:
@@ -129,14 +130,29 @@ class StretchProjection:
 
 
 # Every per-step cloth solver (``Solver._distance_solvers``): each has ``solve(x)``.
-DistanceSolver = GaussSeidelSolver | JacobiSolver | BendingSolver | StretchProjection | ChainProjection
+DistanceSolver = (
+    GaussSeidelSolver | JacobiSolver | BendingSolver | StretchProjection | ChainProjection | CoarseStretch
+)
+
+
+def renew_coarse(
+    solvers: list[DistanceSolver], alpha: float, settings: SolverSettings
+) -> list[DistanceSolver]:
+    """``solvers``, their coarse corrections told to renew their matrix if this small step (ending at
+    ``alpha`` of the frame) is the first of ``cloth_coarse.RENEW_STEPS`` in the frame: a function of the
+    step's place in the frame only, so a run resumed from a snapshot renews where the unbroken run did."""
+    k = round(alpha * settings.substeps * settings.iterations) - 1  # the small step's number in the frame
+    for solver in solvers:
+        if isinstance(solver, CoarseStretch):
+            solver.renew = k % RENEW_STEPS == 0
+    return solvers
 
 
 def distance_solvers(model: ParticleModel, settings: SolverSettings, h: float) -> list[DistanceSolver]:
-    """Bending (legacy Jacobi distance, isometric: core/bending.py), stretch (coloured Gauss-Seidel, then
-    the optional global projection), the ropes' direct solve (:mod:`.chain_solve`), then the isometric
-    cloths' stretch limits: the solvers for step size h, in order. Stretch goes last so the stiff
-    constraints have the final word before the velocity update."""
+    """Bending (legacy Jacobi distance, isometric: core/bending.py), stretch (the coarse correction of
+    :mod:`.cloth_coarse`, coloured Gauss-Seidel, then the optional global projection), the ropes' direct
+    solve (:mod:`.chain_solve`), then the isometric cloths' stretch limits: the solvers for step size h,
+    in order. Stretch goes last so the stiff constraints have the final word before the velocity update."""
     w = model.particle_inv_mass
     solvers: list[DistanceSolver] = []
     if len(model.bend):
@@ -144,6 +160,12 @@ def distance_solvers(model: ParticleModel, settings: SolverSettings, h: float) -
     if len(model.bend_isometric):
         solvers.append(BendingSolver(model.bend_isometric, w, h))
     if len(model.stretch):
+        if settings.cloth_coarse_correction:  # the cloth's long-range tension, then the sweep smooths it
+            coarse = CoarseStretch(
+                model.stretch, w, model.particle_rest_q, model.particle_group, model.particle_is_cloth, h
+            )
+            if len(coarse):
+                solvers.append(coarse)
         solvers.append(GaussSeidelSolver(model.stretch, w, h))
         if settings.cloth_projection_iterations > 0:  # a global solve after the sweep
             solvers.append(StretchProjection(model.stretch, w, h, settings.cloth_projection_iterations))

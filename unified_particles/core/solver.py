@@ -38,7 +38,7 @@ from .pair_cache import PairCache
 from .pair_filter import filter_pairs
 from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
-from .projection import DistanceSolver, distance_solvers
+from .projection import DistanceSolver, distance_solvers, renew_coarse
 from .rest_check import RestCheck
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, refresh_sized, sized_candidates, world_sizes
@@ -226,7 +226,7 @@ class Solver:
             # Pinned cloth: no vertex farther from its pin than the cloth allows (long-range
             # attachments). Before the edges, which then smooth what the tethers pulled.
             model.tether.solve(x_pred)
-        for solver in self._distance_solvers(h):
+        for solver in renew_coarse(self._distance_solvers(h), alpha, s):  # (cloth_coarse.py)
             solver.solve(x_pred)
         if model.rope_ties is not None:  # ropes tied to rigid bodies, on their poses (core/rope_ties.py)
             model.rope_ties.solve(model, state, x_pred, h)
