@@ -13,10 +13,12 @@ Fluid / Collider, a preset, Bake), baked, and rendered with Cycles on the CPU wi
 - ``rope_bridge``, ``glued_wall``, ``flag``: ropes, glue and wind (docs/demo/gallery_rope.py);
 - ``curtain``: a curtain torn by a steel ball (``gallery_tear.py``, Tear Strain);
 - ``sizes``: fine sand over coarse rocks, a crate and a coarse cloth (``gallery_sizes.py``, Particle Size);
+- ``jelly_stairs``, ``balloons``: soft bodies and balloons (``gallery_soft.py``); ``jelly_loop`` the jelly
+  shot as a loop;
 - ``loop``: the README scene's first seconds as a small looping animated WebP.
 
-Stills go to docs/images/gallery/<name>.jpg, the animation to docs/images/gallery/hammock.webp; the
-.blend files and bake caches to --out.
+Stills go to docs/images/gallery/<name>.jpg, the animations to docs/images/gallery/hammock.webp and, for a
+scene function with a ``loop_frames`` attribute, <name>.webp; the .blend files and bake caches to --out.
 
     UP_EXTENSION_ZIP=dist/unified_particles-0.1.0.zip .venv/bin/python docs/demo/make_gallery.py --only cloth
 """
@@ -45,6 +47,7 @@ import gallery_hair  # noqa: E402
 import gallery_pour  # noqa: E402
 import gallery_rope  # noqa: E402
 import gallery_sizes  # noqa: E402
+import gallery_soft  # noqa: E402
 import gallery_water  # noqa: E402
 import make_demo  # noqa: E402
 from gallery_tear import curtain  # noqa: E402
@@ -204,28 +207,39 @@ def fluid() -> int | None:
 
 def loop(out: Path, samples: int, percentage: int) -> Path:
     """The README scene's first three seconds, every other frame at 12 fps, as an animated WebP."""
+    make_demo.build_scene(72)
+    return scene_loop("loop", range(1, 73, 2), out, samples, percentage, GALLERY / "hammock.webp")
+
+
+def _webp(paths: list[Path], target: Path) -> Path:
+    """The rendered frames ``paths`` as a looping animated WebP at 12 fps, the last held for a second."""
     from PIL import Image  # Pillow comes with matplotlib in the dev environment
 
-    make_demo.build_scene(72)
-    configure_render(samples, LOOP_SIZE, denoise=True, percentage=percentage)
-    say(f"loop: baked in {bake(out / 'loop.blend'):.0f} s")
-    frames_dir = out / "loop-frames"
-    shutil.rmtree(frames_dir, ignore_errors=True)
-    frames_dir.mkdir(parents=True)
-    t0 = time.perf_counter()
-    paths = []
-    for frame in range(1, 73, 2):
-        paths.append(frames_dir / f"{frame:03d}.png")
-        make_demo.render_still(paths[-1], frame)
-    say(f"loop: rendered {len(paths)} frames in {time.perf_counter() - t0:.0f} s")
     images = [Image.open(p).convert("RGB") for p in paths]
-    target = GALLERY / "hammock.webp"
-    # Hold the last frame for a second before the loop starts again.
     durations = [83] * (len(images) - 1) + [1000]
     images[0].save(
         target, save_all=True, append_images=images[1:], duration=durations, loop=0, quality=70, method=6
     )
     return target
+
+
+def scene_loop(
+    name: str, frames: range, out: Path, samples: int, percentage: int, target: Path | None = None
+) -> Path:
+    """Bake the scene ``name`` (already built) and render ``frames`` of it as ``target`` (an animated WebP;
+    None: GALLERY/<name>.webp)."""
+    configure_render(samples, LOOP_SIZE, denoise=True, percentage=percentage)
+    say(f"{name}: baked in {bake(out / f'{name}.blend'):.0f} s")
+    frames_dir = out / f"{name}-frames"
+    shutil.rmtree(frames_dir, ignore_errors=True)
+    frames_dir.mkdir(parents=True)
+    t0 = time.perf_counter()
+    paths = []
+    for frame in frames:
+        paths.append(frames_dir / f"{frame:03d}.png")
+        make_demo.render_still(paths[-1], frame)
+    say(f"{name}: rendered {len(paths)} frames in {time.perf_counter() - t0:.0f} s")
+    return _webp(paths, GALLERY / f"{name}.webp" if target is None else target)
 
 
 SCENES: dict[str, Callable[[], int | None]] = {
@@ -241,6 +255,9 @@ SCENES: dict[str, Callable[[], int | None]] = {
     "splash": gallery_water.splash,
     "curtain": curtain,
     "sizes": gallery_sizes.sizes,
+    "jelly_stairs": gallery_soft.jelly_stairs,
+    "jelly_loop": gallery_soft.jelly_loop,
+    "balloons": gallery_soft.balloons,
 }
 
 
@@ -275,6 +292,12 @@ def main() -> None:
             continue
         frame = SCENES[name]()
         if frame is None:
+            continue
+        frames = getattr(SCENES[name], "loop_frames", None)
+        if frames is not None:  # an animated loop, not a still
+            target = scene_loop(name, frames, out, max(8, args.samples // 4), args.percentage)
+            seconds = time.perf_counter() - started
+            say(f"wrote {target} ({target.stat().st_size // 1024} KB) in {seconds:.0f} s")
             continue
         size = getattr(SCENES[name], "still_size", STILL_SIZE)  # a scene may ask for its own size
         samples = getattr(SCENES[name], "still_samples", args.samples)  # and sample count (render time)
