@@ -31,8 +31,8 @@ def _jelly_material(name: str, color: tuple[float, float, float]) -> Any:
 def jelly_stairs() -> int:
     """Three Jelly cubes thrown down four stone steps; they squash, wobble and tumble. Returns the frame."""
     new_file(radius=0.015, frames=JELLY_FRAMES, substeps=8, iterations=2)
-    stage(camera=(0.9, -3.2, 1.5), target=(-0.75, 0.0, 0.45), lens=38.0)
-    stone = material("Stone", (0.55, 0.53, 0.5), 0.85)
+    stage(camera=(0.5, -2.4, 1.25), target=(-0.7, 0.0, 0.4), lens=42.0)
+    stone = material("Stone", (0.36, 0.34, 0.32), 0.85)
     steps = []
     for k in range(STEPS):
         height = 0.2 * (STEPS - k)
@@ -44,12 +44,16 @@ def jelly_stairs() -> int:
     colours = ((0.8, 0.05, 0.1), (0.15, 0.7, 0.1), (0.95, 0.45, 0.02))
     for k, colour in enumerate(colours):
         location = (-1.45 + 0.12 * k, -0.4 + 0.4 * k, 0.2 * STEPS + 0.2 + 0.25 * k)
-        bpy.ops.mesh.primitive_cube_add(size=0.22, location=location, rotation=(0.15 * k, 0.25, 0.3 * k))
+        bpy.ops.mesh.primitive_cube_add(size=0.25, location=location, rotation=(0.15 * k, 0.25, 0.3 * k))
         jelly = active()
         jelly.name = f"Jelly{k}"
-        # A rounded render mesh (Subdivision applied): the skin is skinned to the clusters at any resolution.
-        jelly.modifiers.new("Round", "SUBSURF").levels = 3
-        bpy.ops.object.modifier_apply(modifier="Round")
+        # A rounded-edged, finely divided render mesh (Bevel and Subdivision applied): the skin follows the
+        # clusters at any resolution.
+        bevel = jelly.modifiers.new("Edges", "BEVEL")
+        bevel.width, bevel.segments = 0.025, 2
+        bpy.ops.object.modifier_apply(modifier="Edges")
+        jelly.modifiers.new("Fine", "SUBSURF").levels = 2
+        bpy.ops.object.modifier_apply(modifier="Fine")
         bpy.ops.object.shade_smooth()
         jellies.append(assign(jelly, _jelly_material(f"Jelly{k}", colour)))
     run("make_soft", *jellies)
@@ -65,7 +69,7 @@ def jelly_loop() -> int:
     return JELLY_FRAMES
 
 
-jelly_loop.loop_frames = range(1, JELLY_FRAMES + 1, 2)  # type: ignore[attr-defined]
+jelly_loop.loop_frames = range(1, JELLY_FRAMES + 1, 3)  # type: ignore[attr-defined]
 
 
 def balloons() -> int:
