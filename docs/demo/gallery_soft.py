@@ -73,14 +73,15 @@ jelly_loop.loop_frames = range(1, JELLY_FRAMES + 1, 3)  # type: ignore[attr-defi
 
 
 def balloons() -> int:
-    """Three balloons on the ground, a wooden crate dropped onto them: they squash and hold it up."""
+    """Four balloons side by side on the ground, a wide wooden crate dropped onto them: they squash, bulge
+    sideways and hold it up. Returns the frame."""
     new_file(radius=0.02, frames=36, substeps=8, iterations=2)
-    stage(camera=(1.9, -2.3, 1.2), target=(0.0, 0.0, 0.35), lens=40.0)
+    stage(camera=(1.7, -2.1, 1.1), target=(0.0, 0.0, 0.3), lens=40.0)
     shells = []
-    colours = ((0.85, 0.08, 0.08), (0.95, 0.75, 0.05), (0.1, 0.3, 0.85))
+    colours = ((0.85, 0.08, 0.08), (0.95, 0.75, 0.05), (0.1, 0.3, 0.85), (0.15, 0.65, 0.2))
     for k, colour in enumerate(colours):
-        x, y = (-0.27, 0.27, 0.0)[k], (-0.12, -0.12, 0.28)[k]
-        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.22, location=(x, y, 0.25))
+        x, y = (-0.21, 0.21, -0.21, 0.21)[k], (-0.21, -0.21, 0.21, 0.21)[k]
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.2, location=(x, y, 0.21))
         balloon = assign(active(), material(f"Balloon{k}", colour, 0.25))
         balloon.name = f"Balloon{k}"
         bpy.ops.object.shade_smooth()
@@ -89,9 +90,10 @@ def balloons() -> int:
     run("apply_preset", *shells, preset="BALLOON")
     for balloon in shells:
         balloon.modifiers.new("Smooth", "SUBSURF").levels = 1
-    bpy.ops.mesh.primitive_cube_add(size=0.6, location=(0.0, 0.05, 0.95), rotation=(0.1, -0.08, 0.4))
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, 0.6), scale=(0.8, 0.8, 0.25))
     crate = assign(active(), material("Crate", (0.8, 0.55, 0.25), 0.55))
     crate.name = "Crate"
+    bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
     run("make_rigid", crate)
     run("apply_preset", crate, preset="WOOD")
-    return 36  # the crate resting on the squashed balloons
+    return 30  # the crate resting on the squashed balloons
