@@ -228,3 +228,23 @@ def run_worker(job: Job) -> dict:
         "solver": job.solver,
         "error": f"exit {p.returncode}: " + " | ".join(tail)[-600:],
     }
+
+
+def put_block(doc: Path, start: str, end: str, block: str, section: str) -> None:
+    """Put ``block`` between the markers ``start`` and ``end`` of ``doc``; a doc without them gets
+    ``section`` (its heading and text) with the marked block at its end."""
+    text = doc.read_text() if doc.exists() else ""
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + start + "\n" + block + "\n" + end + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + f"{start}\n{block}\n{end}\n"
+    doc.write_text(text)
+
+
+def marked_block(doc: Path, start: str, end: str) -> str | None:
+    """The text between the markers of ``doc`` (carried over when the report is rewritten), or None."""
+    text = doc.read_text() if doc.exists() else ""
+    if start not in text or end not in text:
+        return None
+    return text.split(start, 1)[1].split(end, 1)[0].strip("\n")

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import marked_block, put_block
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "performance.md"
 RESULTS = ROOT / "benchmarks" / "results" / "experiments.md"
@@ -369,27 +371,17 @@ def table(rows: dict[tuple[str, int], dict], budgets: tuple[int, ...]) -> str:
 
 def insert(doc: Path, block: str) -> None:
     """Put ``block`` between the experiments markers of ``doc``, adding its section if it has none."""
-    text = doc.read_text() if doc.exists() else ""
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + START + "\n" + block + "\n" + END + rest.split(END, 1)[1]
-    else:
-        section = (
-            "## Experiments against their references\n\n"
-            "Issue 24's ten experiments, each against its published or analytic reference (method: "
-            "[physics.md](physics.md#experiments-against-references)).\n\n"
-            f"{START}\n{block}\n{END}\n"
-        )
-        text = text.rstrip("\n") + "\n\n" + section
-    doc.write_text(text)
+    section = (
+        "## Experiments against their references\n\n"
+        "Issue 24's ten experiments, each against its published or analytic reference (method: "
+        "[physics.md](physics.md#experiments-against-references)).\n\n"
+    )
+    put_block(doc, START, END, block, section)
 
 
 def keep(doc: Path) -> str | None:
     """The experiments block of ``doc`` (to carry it over when the report is rewritten), or None."""
-    text = doc.read_text() if doc.exists() else ""
-    if START not in text or END not in text:
-        return None
-    return text.split(START, 1)[1].split(END, 1)[0].strip("\n")
+    return marked_block(doc, START, END)
 
 
 def main(argv: list[str] | None = None) -> int:

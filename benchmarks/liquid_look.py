@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import scenes
+from benchmarks.common import marked_block, put_block
 from unified_particles.core import World
 from unified_particles.core.fluid import KERNEL_RADII
 from unified_particles.core.settings import SolverSettings
@@ -191,21 +192,12 @@ def section(quick: bool) -> str:
 
 def insert(doc: Path, block: str) -> None:
     """Put ``block`` between the liquid markers of ``doc``, adding its section at the end if it has none."""
-    text = doc.read_text() if doc.exists() else ""
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + START + "\n" + block + "\n" + END + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + f"\n\n{HEADING}\n\n{START}\n{block}\n{END}\n"
-    doc.write_text(text)
+    put_block(doc, START, END, block, f"{HEADING}\n\n")
 
 
 def keep(doc: Path) -> str | None:
     """The liquid block of ``doc`` (carried over when the report is rewritten without it), or None."""
-    text = doc.read_text() if doc.exists() else ""
-    if START not in text or END not in text:
-        return None
-    return text.split(START, 1)[1].split(END, 1)[0].strip("\n")
+    return marked_block(doc, START, END)
 
 
 def main(argv: list[str] | None = None) -> int:

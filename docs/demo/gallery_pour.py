@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import bpy
-from make_demo import active, assign, material, new_file, run, stage, water_material
+from make_demo import active, assign, new_file, run, see_through, stage, water_material
 
 SIZE = (1280, 720)
 RADIUS = 0.003  # m: a glass 7 cm across is about 12 particles wide
@@ -43,12 +43,7 @@ def open_cylinder(radius: float, depth: float, wall: float, z: float) -> Any:
 
 def glass_material() -> Any:
     """Clear glass: fully transmissive, IOR 1.5, smooth."""
-    clear = material("Glass", (0.95, 0.97, 1.0), 0.0)
-    bsdf = clear.node_tree.nodes["Principled BSDF"]
-    transmission = "Transmission Weight" if "Transmission Weight" in bsdf.inputs else "Transmission"
-    bsdf.inputs[transmission].default_value = 1.0
-    bsdf.inputs["IOR"].default_value = 1.5
-    return clear
+    return see_through("Glass", (0.95, 0.97, 1.0), 0.0, 1.0, 1.5)
 
 
 def pour() -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import bpy
-from make_demo import active, assign, material, new_file, run, stage
+from make_demo import active, assign, material, new_file, run, see_through, stage
 
 STEPS = 4  # stairs: STEPS boxes 0.4 m deep and 0.2 m higher each, rising towards -x
 JELLY_FRAMES = 48
@@ -20,12 +20,7 @@ JELLY_FRAMES = 48
 
 def _jelly_material(name: str, color: tuple[float, float, float]) -> Any:
     """A glossy, partly see-through gelatine: transmission with a little subsurface glow."""
-    mat = material(name, color, 0.12)
-    bsdf = mat.node_tree.nodes["Principled BSDF"]
-    transmission = "Transmission Weight" if "Transmission Weight" in bsdf.inputs else "Transmission"
-    bsdf.inputs[transmission].default_value = 0.75
-    bsdf.inputs["IOR"].default_value = 1.35
-    return mat
+    return see_through(name, color, 0.12, 0.75, 1.35)
 
 
 def jelly_stairs() -> int:

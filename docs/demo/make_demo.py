@@ -107,6 +107,19 @@ def material(name: str, color: tuple[float, float, float], roughness: float = 0.
     return mat
 
 
+def see_through(
+    name: str, color: tuple[float, float, float], roughness: float, transmission: float, ior: float
+) -> Any:
+    """A Principled material letting ``transmission`` (0-1) of the light through, at index ``ior`` (glass,
+    jelly); the input's name changed in 4.0 ("Transmission" -> "Transmission Weight")."""
+    mat = material(name, color, roughness)
+    bsdf = mat.node_tree.nodes["Principled BSDF"]
+    key = "Transmission Weight" if "Transmission Weight" in bsdf.inputs else "Transmission"
+    bsdf.inputs[key].default_value = transmission
+    bsdf.inputs["IOR"].default_value = ior
+    return mat
+
+
 def grain_material(name: str, dark: tuple[float, float, float], light: tuple[float, float, float]) -> Any:
     """A material whose grains vary in colour between ``dark`` and ``light`` (Point Info > Random, so
     each grain of a point cloud keeps its own shade)."""
