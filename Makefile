@@ -156,7 +156,7 @@ test-farm:
 	node --test tests/farm/
 
 # The suites are independent and each keeps about one core busy, so `make test` runs two at a time (the
-# machines this runs on have two cores; each suite's output is printed when it ends): about 16 minutes of
+# machines this runs on have two cores; each suite's output is printed when it ends): 16 to 20 minutes of
 # wall time for about 30 of CPU time on a fresh clone (README, *Tests and benchmarks*). `make test-serial`
 # runs them one after another.
 # Longest first, so the two-at-a-time schedule packs.
