@@ -109,14 +109,14 @@ typecheck: $(VENV)/.installed
 # scenarios (10 s stacks, poured piles, soft bodies, slings) that run the same array code as the fast
 # ones on every module; the Blender 4.2 and 4.5 suites run the core on NumPy 1.26 too.
 test-core: $(VENV)/.installed
-	$(PY) -m pytest -m "not slow" tests/core
+	$(PY) -m pytest --durations=10 -m "not slow" tests/core
 
 
 test-core52: $(VENV52)/.installed
-	$(PY52) -m pytest -q -p no:cacheprovider -m "not slow" tests/core
+	$(PY52) -m pytest --durations=10 -q -p no:cacheprovider -m "not slow" tests/core
 
 test-core52-slow: $(VENV52)/.installed
-	$(PY52) -m pytest -q -p no:cacheprovider -m slow tests/core
+	$(PY52) -m pytest --durations=10 -q -p no:cacheprovider -m slow tests/core
 
 # Blender 5.2 runs every Blender test. Blender 4.2, 4.5 (the LTS versions) and 5.0 run the modules that exercise
 # what differs between Blender versions, and the install -> bake -> replay-without-the-add-on path:
@@ -139,16 +139,16 @@ BLENDER_LTS_TESTS := $(addprefix tests/blender/,test_install.py test_bake.py tes
 	test_rope.py test_hair.py test_liquid_look.py)
 
 test-blender: $(ZIP)
-	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) -m pytest $(BLENDER_LTS_TESTS)
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY) -m pytest --durations=10 $(BLENDER_LTS_TESTS)
 
 test-blender42: $(ZIP) $(VENV42)/.installed
-	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY42) -m pytest $(BLENDER_LTS_TESTS)
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY42) -m pytest --durations=10 $(BLENDER_LTS_TESTS)
 
 test-blender45: $(ZIP) $(VENV45)/.installed
-	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY45) -m pytest $(BLENDER_LTS_TESTS)
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY45) -m pytest --durations=10 $(BLENDER_LTS_TESTS)
 
 test-blender52: $(ZIP) $(VENV52)/.installed
-	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY52) -m pytest tests/blender
+	UP_EXTENSION_ZIP=$(abspath $(ZIP)) $(PY52) -m pytest --durations=10 tests/blender
 
 # The Flamenco job type (docs/flamenco/) against a stub of Flamenco's job-compiler API, in Node.
 test-farm:
@@ -159,7 +159,8 @@ test-farm:
 # machines this runs on have two cores; each suite's output is printed when it ends): 16 to 20 minutes of
 # wall time for about 30 of CPU time on a fresh clone (README, *Tests and benchmarks*). `make test-serial`
 # runs them one after another.
-# Longest first, so the two-at-a-time schedule packs.
+# Longest first, so the two-at-a-time schedule packs. Each suite prints its ten slowest tests (--durations),
+# so a CI log tells where the budget goes.
 TEST_SUITES := test-core52-slow test-blender52 test-core52 test-core test-blender test-blender42 \
 	test-blender45 lint typecheck test-farm
 
