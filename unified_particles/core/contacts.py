@@ -133,7 +133,8 @@ def _rigid_normals(
     flip = rigid & ~deep & ~face & (dot_s < 0.0) & (one_sided | (c < -FLIP_DEPTH * radius))
     out = np.where(deep, n_shallow, n)
     out = np.where(face, best, out)
-    out = np.where(flip, n - 2.0 * dot_s * n_shallow, out)
+    if flip.any():  # rare in rigid piles (overlaps past FLIP_DEPTH): the reflection only where needed
+        out = np.where(flip, n - 2.0 * dot_s * n_shallow, out)
     # The depth stays the spheres' true overlap: measuring it along the face normal (the projected
     # separation) pushes tilted, barely touching pairs apart by up to 0.4 r and pumped energy into
     # tumbling bodies until a pile of boxes never came to rest.
