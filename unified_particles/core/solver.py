@@ -42,6 +42,7 @@ from .projection import DistanceSolver, distance_solvers, renew_coarse
 from .rest_check import RestCheck
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, refresh_sized, sized_candidates, world_sizes
+from .sleep import sleep_rigid_bodies
 from .state import ParticleState
 from .struck import (
     bound_rebound,
@@ -276,6 +277,9 @@ class Solver:
             x_pred[inactive] = x[inactive]
         if s.sleep_threshold > 0.0:
             self._sleep(state, x_pred, touching)
+        if s.rigid_sleep_threshold > 0.0 and model.shape_matching is not None:  # islands at rest (sleep.py)
+            kin_bodies = None if kin is None else state.rigid_kinematic
+            sleep_rigid_bodies(model, state, x_pred, s.rigid_sleep_threshold, h, pair_i, pair_j, kin_bodies)
         x[...] = x_pred
         self.rest.after_step(state)
 
