@@ -18,7 +18,10 @@ when any of this is no longer true: something landing on it or pushing it gives 
 speed above the threshold in the solve (the counter restarts), and a body it may touch that moves
 keeps it awake. A body starting from rest escapes sleep when its acceleration exceeds
 threshold / ``RIGID_SLEEP_SECONDS`` (0.1 m/s^2 at 0.05 m/s): slower creep than that is stopped, as
-in every engine that sleeps. Kinematic bodies never sleep. The counter stops at its limit, so a pile
+in every engine that sleeps. A steady force on a sleeping body (a moving platform's friction) wakes it
+only above threshold / h: below, its per-step gain a h stays under the threshold and it is held again
+(docs/physics.md, "Sleeping rigid bodies by islands": why this is off by default). Kinematic bodies
+never sleep. The counter stops at its limit, so a pile
 that sleeps whole is a fixed point of the small step and ``rest_check`` ends its frames early.
 """
 
