@@ -141,8 +141,9 @@ def test_snapshot_nbytes_is_the_sum_of_its_arrays() -> None:
     # 8 + rigid_kinematic, rigid_target (kinematic), collider_vertices (deforming), soft_pin_target,
     # particle_active and fluid_reference (fluids), joint_broken (joints), depenetration_groups (bodies
     # overlapping at the start: a resumed run caps the same ones), soft_rest and balloon_inflation (soft
-    # bodies' plastic rest shapes, balloons' inflation), cloth_tears (tearing cloth's broken edges and splits)
-    assert len(arrays) == 19
+    # bodies' plastic rest shapes, balloons' inflation), cloth_tears (tearing cloth's broken edges and
+    # splits), rigid_still_steps (rigid bodies' sleep counters, core/sleep.py)
+    assert len(arrays) == 20
     assert snap.nbytes == sum(a.nbytes for a in arrays)
     assert snap.nbytes >= 2 * w.positions.nbytes  # positions and velocities at least
 

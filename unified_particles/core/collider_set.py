@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from .colliders import (
     ColliderContacts,
     MeshCollider,
+    PlaneArrays,
     PlaneCollider,
     deforming_vertices,
     plane_contacts,
@@ -35,10 +36,12 @@ class ColliderSet:
     def __init__(self) -> None:
         self.planes: tuple[PlaneCollider, ...] = ()
         self.meshes: tuple[MeshCollider, ...] = ()
+        self._plane_arrays = PlaneArrays.of(())  # the planes as arrays (planes never move)
 
     def add_plane(self, plane: PlaneCollider) -> None:
         """Append a plane collider."""
         self.planes = (*self.planes, plane)
+        self._plane_arrays = PlaneArrays.of(self.planes)
 
     def add_mesh(self, mesh: MeshCollider) -> None:
         """Append a mesh collider."""
@@ -57,7 +60,7 @@ class ColliderSet:
         """Plane and mesh contacts of particles of ``radius`` at ``x`` (N, 3), metres, at fraction ``alpha``
         of a frame of ``dt_frame`` s; with ``x_prev`` mesh colliders add swept contacts (no tunnelling).
         ``radius`` and ``tol``: one float, or (N,) per particle (each particle touches at its own r)."""
-        parts = [plane_contacts(list(self.planes), x, radius, tol)] if self.planes else []
+        parts = [plane_contacts(self._plane_arrays, x, radius, tol)] if self.planes else []
         for mesh in self.meshes:
             if np.ndim(radius) == 0 and radius == mesh.radius:  # the world's radius: as ever
                 parts.append(mesh.contacts(x, alpha, dt_frame, float(tol), x_prev, h))  # type: ignore[arg-type]

@@ -105,8 +105,10 @@ def _rigid_normals(
       ``FLIP_DEPTH`` radii.
     """
     use_i = di <= dj
-    cand_i = np.where(np.isfinite(di), -gi, 0.0)
-    cand_j = np.where(np.isfinite(dj), gj, 0.0)
+    fin_i, fin_j = np.isfinite(di), np.isfinite(dj)
+    both = fin_i & fin_j  # rigid on both sides
+    cand_i = -gi if fin_i.all() else np.where(fin_i, -gi, 0.0)
+    cand_j = gj if fin_j.all() else np.where(fin_j, gj, 0.0)
     n_shallow = np.where(use_i, cand_i, cand_j)
     deep = rigid & (s > DEEP_SDF_RADII * radius)
     dot_i = _dot(n, cand_i)
@@ -114,7 +116,7 @@ def _rigid_normals(
     best = np.where(dot_i >= dot_j, cand_i, cand_j)
     best_dot = np.maximum(dot_i, dot_j)
     # Against a non-rigid partner (cloth, grain) the face normal applies over a wider cone.
-    one_sided = ~(np.isfinite(di) & np.isfinite(dj))
+    one_sided = ~both
     cone = np.where(one_sided, FACE_NORMAL_COS_ONE_SIDED, FACE_NORMAL_COS)
     face = rigid & ~deep & (best_dot > cone)
     if faces_i is not None and faces_j is not None:
@@ -124,14 +126,15 @@ def _rigid_normals(
         # can be side faces, and only the top and bottom faces are near the pair direction. Without
         # them those pairs pushed along the pair direction, sideways towards any offset like a sphere
         # resting on a sphere: a column of 20 boxes placed 2 mm off centre toppled within 4 s.
-        sub = np.flatnonzero(~deep & ~face & np.isfinite(di) & np.isfinite(dj))
+        sub = np.flatnonzero(both & ~(deep | face))
         if sub.size:
             _face_normals(faces_i, faces_j, sub, n, cone, best, face)
     dot_s = np.where(use_i, dot_i, dot_j)
     flip = rigid & ~deep & ~face & (dot_s < 0.0) & (one_sided | (c < -FLIP_DEPTH * radius))
     out = np.where(deep, n_shallow, n)
     out = np.where(face, best, out)
-    out = np.where(flip, n - 2.0 * dot_s * n_shallow, out)
+    if flip.any():  # rare in rigid piles (overlaps past FLIP_DEPTH): the reflection only where needed
+        out = np.where(flip, n - 2.0 * dot_s * n_shallow, out)
     # The depth stays the spheres' true overlap: measuring it along the face normal (the projected
     # separation) pushes tilted, barely touching pairs apart by up to 0.4 r and pumped energy into
     # tumbling bodies until a pile of boxes never came to rest.
@@ -313,6 +316,8 @@ def _sphere_contacts(
     touching = np.concatenate([i[near], j[near]])
     reach = COHESION_RANGE_RADII * (0.5 * rest if sized else radius) if cohesion is not None else 0.0
     sel = np.flatnonzero(d2 < (rest + reach) ** 2)
+    if not sel.size:  # nothing in reach (bodies falling apart): skip the ~40 calls on empty arrays
+        return np.zeros(0, np.int64), np.zeros((3, 0)), touching
     i, j, d = i[sel], j[sel], d[:, sel]
     if sized:
         rest = rest[sel]

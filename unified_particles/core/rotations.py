@@ -46,6 +46,8 @@ _COF_RIGHT = np.array(
     [3 * ((r + 2) % 3) + (c + 2) % 3 for r in range(3) for c in range(3)]
     + [3 * ((r + 2) % 3) + (c + 1) % 3 for r in range(3) for c in range(3)]
 )
+# Both factors' entries in one gather (one call fewer per Newton step than two).
+_COF_BOTH = np.concatenate([_COF_LEFT, _COF_RIGHT])
 # Newton's iteration stops for a matrix once no entry changed by more than this in a step: it converges
 # quadratically, so the error left is about the square of the last step's (1e-18; measured against the
 # SVD: 4e-15 at most, its own rounding).
@@ -107,15 +109,18 @@ def polar_rotations_batch(a: FloatArray) -> FloatArray:
 
 
 def _column_dot(x: FloatArray, y: FloatArray, rows: int) -> FloatArray:
-    """(B,) the dot products of the first ``rows`` rows of x and y (R, B), column by column."""
-    out = x[0] * y[0]
-    for k in range(1, rows):
-        out += x[k] * y[k]
+    """(B,) the dot products of the first ``rows`` rows of x and y (R, B), column by column: the
+    products in one call, then summed row after row (the order of the sum is fixed: same bits)."""
+    p = x[:rows] * y[:rows]
+    out: FloatArray = p[0] + p[1]
+    for k in range(2, rows):
+        out += p[k]
     return out
 
 
 def _cofactors(x: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Cofactor matrices (9, B) and determinants (B,) of flattened 3 x 3 matrices ``x`` (9, B)."""
-    p = np.take(x, _COF_LEFT, axis=0) * np.take(x, _COF_RIGHT, axis=0)
+    f = np.take(x, _COF_BOTH, axis=0)
+    p = f[:18] * f[18:]
     cof = p[:9] - p[9:]
     return cof, _column_dot(x, cof, 3)

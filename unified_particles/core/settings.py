@@ -79,6 +79,9 @@ class SolverSettings:
             off.
         sleep_threshold: particles slower than this (m/s) after a small step that touch something
             (or belong to a rigid body that does) are frozen for that step. Default 0 (off).
+        rigid_sleep_threshold: rigid bodies whose particles have all been slower than this (m/s) for
+            half a second while touching something, and all of whose neighbours have settled too, are
+            held still (``core/sleep.py``); they wake when pushed past it. Default 0 (off).
         max_speed: particle speed limit, m/s. Default inf (no limit).
         max_depenetration_speed: bodies that overlap another where they were built are pushed apart
             at most this fast, m/s (PhysX's max depenetration velocity; ``depenetration.py``); inf
@@ -161,6 +164,14 @@ class SolverSettings:
         maximum=10.0,
         panel="advanced",
         blender_unit="VELOCITY",
+    )
+    rigid_sleep_threshold: float = _setting(
+        0.0,
+        label="Rigid Sleep Threshold",
+        description="Rigid bodies at rest, with all they touch, for half a second below this speed sleep "
+        "until pushed (m/s); 0 turns it off",
+        unit="m/s",
+        maximum=10.0,
     )
     max_speed: float = _setting(
         math.inf,

@@ -54,6 +54,7 @@ def encode(state: ParticleState, solver: Solver, time: float, frame: int) -> Sna
         soft_rest=st.soft_rest.copy(),
         balloon_inflation=st.balloon_inflation.copy(),
         cloth_tears=solver.tearing.encode() if solver.tearing is not None else np.zeros(0),
+        rigid_still_steps=st.rigid_still_steps.copy(),
     )
 
 
@@ -84,6 +85,7 @@ def restore(
         soft_rest = np.asarray(snap.soft_rest, dtype=np.float64).reshape(-1, 3)
         inflation = np.asarray(snap.balloon_inflation, dtype=np.float64).ravel()
         tears = np.asarray(snap.cloth_tears, dtype=np.float64).ravel()
+        still = np.asarray(snap.rigid_still_steps, dtype=np.float64).ravel()
         time, frame = float(snap.time), int(snap.frame)
     except (TypeError, ValueError) as exc:
         raise SimulationInputError(f"not a World snapshot: {exc}") from None
@@ -99,6 +101,8 @@ def restore(
         raise SimulationInputError("snapshot positions/velocities contain NaN or inf")
     bodies = center.shape[:1]
     if touch.shape != bodies or kinematic.shape != bodies or target.shape != (*bodies, 4, 4):
+        raise SimulationInputError("snapshot has a different number of rigid bodies")
+    if still.shape not in ((0,), bodies):
         raise SimulationInputError("snapshot has a different number of rigid bodies")
     # The fluid reference also holds the mesh colliders' surface samples (fluid.Boundary) after N rows.
     if nb_ref.shape not in ((0, 3), (n, 3)) or not (len(fluid_ref) == 0 or len(fluid_ref) >= n):
@@ -117,6 +121,7 @@ def restore(
     st.velocities[...] = v
     st.rigid_rotation, st.rigid_center = rot.copy(), center.copy()
     st.rigid_touch_count = touch.copy()
+    st.rigid_still_steps = still.copy() if len(still) else np.zeros(len(center))  # older: none still
     st.rigid_kinematic, st.rigid_target = kinematic > 0.5, target.copy()
     solver.ensure_built()  # the model's soft pins
     soft_pin_idx = solver.model.soft_pin_idx

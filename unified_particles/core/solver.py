@@ -42,6 +42,7 @@ from .projection import DistanceSolver, distance_solvers, renew_coarse
 from .rest_check import RestCheck
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, refresh_sized, sized_candidates, world_sizes
+from .sleep import sleep_rigid_bodies
 from .state import ParticleState
 from .struck import (
     bound_rebound,
@@ -101,6 +102,7 @@ class Solver:
         self.radius = radius
         self.margin = margin
         self.gravity = gravity
+        self._g_norm = (gravity.tobytes(), float(np.linalg.norm(gravity)))  # |g| asked every small step
         self.colliders = ColliderSet()
         self.candidates = PairCache()
         self._solver_cache: dict[float, list[DistanceSolver]] = {}
@@ -131,6 +133,14 @@ class Solver:
         self._solver_cache = {}
         self.kinematic, self._dynamic, self.fluid = None, None, None
         self._rigid_row, self.depen, self._sizes = None, None, None
+
+    @property
+    def g_norm(self) -> float:
+        """|g|, m/s^2, kept while the gravity vector is unchanged (np.linalg.norm is ~10 us a call)."""
+        key = self.gravity.tobytes()
+        if key != self._g_norm[0]:
+            self._g_norm = (key, float(np.linalg.norm(self.gravity)))
+        return self._g_norm[1]
 
     @property
     def sizes(self) -> tuple[Radius, Radius]:
@@ -257,16 +267,19 @@ class Solver:
             self.depen, s.max_depenetration_speed, model, r, v, x, pair_i, pair_j
         )
         if struck is not None:  # no surface throws what it strikes faster than it moves (restitution aside)
-            rest_speed = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h
+            rest_speed = RESTITUTION_REST_STEPS * self.g_norm * h
             bound_rebound(v, struck, s.restitution, rest_speed, h, model, kin)
         if fluid is not None and w_fluid is not None:
             self._fluid_velocity_pass(fluid, v, x_pred, w_fluid, h, alpha)
-            fluid.settle(x, x_pred, v, float(np.linalg.norm(self.gravity)) * h)  # liquid at rest sleeps
+            fluid.settle(x, x_pred, v, self.g_norm * h)  # liquid at rest sleeps
         if len(inactive):
             v[inactive] = 0.0
             x_pred[inactive] = x[inactive]
         if s.sleep_threshold > 0.0:
             self._sleep(state, x_pred, touching)
+        if s.rigid_sleep_threshold > 0.0 and model.shape_matching is not None:  # islands at rest (sleep.py)
+            kin_bodies = None if kin is None else state.rigid_kinematic
+            sleep_rigid_bodies(model, state, x_pred, s.rigid_sleep_threshold, h, pair_i, pair_j, kin_bodies)
         x[...] = x_pred
         self.rest.after_step(state)
 
@@ -608,7 +621,7 @@ class Solver:
                     col.friction[active],
                 )
             pressed = col.depth.copy()  # friction keeps the whole contact's depth
-            rest_speed = RESTITUTION_REST_STEPS * float(np.linalg.norm(self.gravity)) * h
+            rest_speed = RESTITUTION_REST_STEPS * self.g_norm * h
             # Planes never move: without mesh colliders no contact strikes or needs holding (struck.py).
             moving = x_prev is not None and len(self.colliders.meshes) > 0
             shifted = push_struck_bodies(target, col, model, rest_speed) if moving else 0.0

@@ -53,6 +53,8 @@ class Snapshot:
             snapshots (1).
         cloth_tears: the tearing cloths' broken edges and split vertices (``TearSystem.encode``); (0,)
             without tearing cloth and in older snapshots (nothing torn).
+        rigid_still_steps: (B,) small steps each rigid body has been still in a row (``sleep.py``);
+            (0,) in older snapshots (none still).
     """
 
     particle_count: int
@@ -77,6 +79,7 @@ class Snapshot:
     soft_rest: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     balloon_inflation: FloatArray = field(default_factory=lambda: np.zeros(0))
     cloth_tears: FloatArray = field(default_factory=lambda: np.zeros(0))
+    rigid_still_steps: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def nbytes(self) -> int:
@@ -132,6 +135,7 @@ _ARRAY_FIELDS = frozenset(
         "soft_rest",
         "balloon_inflation",
         "cloth_tears",
+        "rigid_still_steps",
     )
 )
 # Fields added with kinematic bodies: snapshots saved before them (e.g. a bake to resume) still load.
@@ -149,6 +153,7 @@ _OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {
     "soft_rest",
     "balloon_inflation",
     "cloth_tears",
+    "rigid_still_steps",
 }
 
 
@@ -184,6 +189,7 @@ class ParticleState:
         soft_rest: (M, 3) each soft-body cluster membership's rest offset now, metres (plastic flow
             changes it; ``ParticleModel.soft``).
         balloon_inflation: (K,) each balloon's target volume over its rest volume (``World.set_inflation``).
+        rigid_still_steps: (B,) small steps each rigid body has been still in a row (``sleep.py``).
     """
 
     positions: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -197,6 +203,7 @@ class ParticleState:
     active: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     soft_rest: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     balloon_inflation: FloatArray = field(default_factory=lambda: np.zeros(0))
+    rigid_still_steps: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def particle_count(self) -> int:
@@ -226,5 +233,6 @@ class ParticleState:
         self.rigid_rotation = np.concatenate([self.rigid_rotation, np.eye(3)[None]])
         self.rigid_center = np.concatenate([self.rigid_center, center[None]])
         self.rigid_touch_count = np.concatenate([self.rigid_touch_count, [0.0]])
+        self.rigid_still_steps = np.concatenate([self.rigid_still_steps, [0.0]])
         self.rigid_kinematic = np.concatenate([self.rigid_kinematic, [False]])
         self.rigid_target = np.concatenate([self.rigid_target, np.eye(4)[None]])

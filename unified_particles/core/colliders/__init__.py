@@ -22,7 +22,7 @@ from .crossings import SegmentHits, exact_surface_crossings
 from .deforming import DeformingSurface, deforming_vertices, restore_deforming_vertices
 from .exact import ExactSurface
 from .mesh import POSE_CACHE_SIZE, MeshCollider
-from .planes import PlaneCollider, plane_contacts
+from .planes import PlaneArrays, PlaneCollider, plane_contacts
 from .poses import as_transform, rotation_exp, rotation_log
 from .volume import WEAK_SDF_GRADIENT
 
@@ -75,6 +75,7 @@ __all__ = [
     "DeformingSurface",
     "ExactSurface",
     "MeshCollider",
+    "PlaneArrays",
     "PlaneCollider",
     "SegmentHits",
     "as_transform",
