@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -91,6 +92,38 @@ def run_blender_without_addon(
         timeout=timeout,
         check=False,
     )
+
+
+# The start of a script that replays a bake in a Blender without the add-on (``run_blender_without_addon``):
+# open the file, check the add-on is absent, and read an object's evaluated vertices. Prepend it to the
+# test's own lines: ``run_blender_without_addon(REPLAY_HEAD + script, blend, ...)``.
+REPLAY_HEAD = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import bpy
+
+
+    def open_without_addon(blend):
+        bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False)
+        assert not hasattr(bpy.types.Scene, "unified_particles")
+
+
+    # (local vertex positions, flat float32; face count) as evaluated now. nodes=False hides Geometry Nodes
+    # modifiers first: the baked points, before the nodes draw them as tubes or spheres.
+    def evaluated_vertices(obj, nodes=True):
+        for m in obj.modifiers:
+            if m.type == "NODES":
+                m.show_viewport = nodes
+        ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        mesh = ev.to_mesh()
+        co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+        mesh.vertices.foreach_get("co", co)
+        faces = len(mesh.polygons)
+        ev.to_mesh_clear()
+        return co, faces
+    """
+)
 
 
 def run_blender(script: str, timeout: float = 300.0) -> subprocess.CompletedProcess[str]:

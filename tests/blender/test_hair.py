@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .conftest import run_blender_without_addon
+from .conftest import REPLAY_HEAD, run_blender_without_addon
 from .helpers import matrix, run_op, small_scene
 
 FRAMES = 6
@@ -74,14 +74,10 @@ def _hair_on_turning_head(bpy: ModuleType) -> tuple[Any, Any, np.ndarray]:
     return head, obj, root
 
 
-REPLAY = textwrap.dedent(
+REPLAY = REPLAY_HEAD + textwrap.dedent(
     """
-    import json, sys
-    import numpy as np
-    import bpy
     blend, name, frames = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False)
-    assert not hasattr(bpy.types.Scene, "unified_particles")
+    open_without_addon(blend)
     obj = bpy.data.objects[name]
     out = []
     for frame in range(1, frames + 1):

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from .conftest import REPLAY_HEAD, run_blender_without_addon
 from .conftest import addon_module as module
-from .conftest import run_blender_without_addon
 from .helpers import add_cube, add_plane, run_op, small_scene, world_positions
 
 FRAMES = 8
@@ -61,35 +61,16 @@ def test_make_rope_refuses_a_solid_mesh(bpy_clean: ModuleType) -> None:
     assert cube.unified_particles.role == "NONE"
 
 
-REPLAY = textwrap.dedent(
+REPLAY = REPLAY_HEAD + textwrap.dedent(
     """
-    import json, sys
-    import numpy as np
-    import bpy
     blend, name, frames = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False)
-    assert not hasattr(bpy.types.Scene, "unified_particles")
+    open_without_addon(blend)
     obj = bpy.data.objects[name]
     out = []
     for frame in range(1, frames + 1):
         bpy.context.scene.frame_set(frame)
-        for m in obj.modifiers:
-            if m.type == "NODES":
-                m.show_viewport = False
-        ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-        mesh = ev.to_mesh()
-        co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-        mesh.vertices.foreach_get("co", co)
-        ev.to_mesh_clear()
-        out.append(co.tolist())
-    for m in obj.modifiers:  # the last frame as it renders: the nodes' tube through the particles
-        m.show_viewport = True
-    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    mesh = ev.to_mesh()
-    tube = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.vertices.foreach_get("co", tube)
-    faces = len(mesh.polygons)
-    ev.to_mesh_clear()
+        out.append(evaluated_vertices(obj, nodes=False)[0].tolist())
+    tube, faces = evaluated_vertices(obj)  # the last frame as it renders: the tube through the particles
     print("TUBE " + json.dumps([faces, tube.tolist()]))
     print("RESULT " + json.dumps(out))
     """
@@ -136,24 +117,12 @@ TIE_TRAVEL = 1.0  # m: how far the pinned end is keyed to move along -x
 
 CRATE = 0.1  # m: the crate's half-size
 
-TIE_REPLAY = textwrap.dedent(
+TIE_REPLAY = REPLAY_HEAD + textwrap.dedent(
     """
-    import json, sys
-    import numpy as np
-    import bpy
     blend, crate, rope, frame = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False)
-    assert not hasattr(bpy.types.Scene, "unified_particles")
+    open_without_addon(blend)
     bpy.context.scene.frame_set(frame)
-    obj = bpy.data.objects[rope]
-    for m in obj.modifiers:
-        if m.type == "NODES":
-            m.show_viewport = False
-    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    mesh = ev.to_mesh()
-    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.vertices.foreach_get("co", co)
-    ev.to_mesh_clear()
+    co = evaluated_vertices(bpy.data.objects[rope], nodes=False)[0]
     location = list(bpy.data.objects[crate].matrix_world.translation)
     print("RESULT " + json.dumps([location, co.tolist()]))
     """

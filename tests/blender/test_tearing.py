@@ -10,29 +10,20 @@ from types import ModuleType
 
 import numpy as np
 
-from .conftest import addon_module, run_blender_without_addon
+from .conftest import REPLAY_HEAD, addon_module, run_blender_without_addon
 from .helpers import add_plane, local_positions, run_op, small_scene
 
 FRAMES = 10
 
-REPLAY = textwrap.dedent(
+REPLAY = REPLAY_HEAD + textwrap.dedent(
     """
-    import json, sys
-    import numpy as np
-    import bpy
     blend, name, frames = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False)
-    assert not hasattr(bpy.types.Scene, "unified_particles")
+    open_without_addon(blend)
     obj = bpy.data.objects[name]
     out = []
     for frame in (1, frames):
         bpy.context.scene.frame_set(frame)
-        ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-        mesh = ev.to_mesh()
-        co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-        mesh.vertices.foreach_get("co", co)
-        ev.to_mesh_clear()
-        out.append(co.tolist())
+        out.append(evaluated_vertices(obj)[0].tolist())
     print("RESULT " + json.dumps(out))
     """
 )
