@@ -42,7 +42,7 @@ from .projection import DistanceSolver, distance_solvers, renew_coarse
 from .rest_check import RestCheck
 from .rigid_support import BodySupport
 from .settings import SolverSettings
-from .sizes import Radius, is_uniform, largest, refresh_sized, sized_candidates, world_sizes
+from .sizes import Radius, is_uniform, largest, pair_reach, refresh_sized, sized_candidates, world_sizes
 from .state import ParticleState
 from .struck import (
     bound_rebound,
@@ -249,7 +249,9 @@ class Solver:
         if self.last_word:  # moving colliders, infinite mass: the last word over grains (struck.py)
             hold_grains_out_at_end(self.colliders, x_pred, r, alpha, dt_frame, grain, x, h)
         # 6. Velocity update, restitution, sleeping; commit positions.
-        reach = 2.0 * largest(r) + largest(margin)  # kinematic pairs a push may have just parted (struck.py)
+        # Kinematic pairs a push may have just parted (struck.py): 2r + margin, per pair with several sizes.
+        sized_kin = kin is not None and not is_uniform(r)
+        reach = pair_reach(model, np.asarray(margin)) if sized_kin else 2.0 * largest(r) + largest(margin)
         struck = None  # without restitution only moving surfaces strike (struck.py); planes never move
         if s.restitution > 0.0 or kin is not None or len(self.colliders.meshes):
             struck = struck_contacts(
