@@ -102,3 +102,31 @@ def test_grains_on_a_coarse_box_rest_on_its_face() -> None:
         face = float(w.positions[rock.indices, 2].max() + RB)
         deepest = max(deepest, face - float(w.positions[sand.indices, 2].min() - RS))
     assert deepest < 15.0 * G * h * h, deepest
+
+
+def test_a_coarse_box_sliding_on_fine_sand_stops_as_coulomb_says() -> None:
+    """A 0.2 m box of 5 cm particles resting on two layers of 5 mm grains, pushed at 1 m/s along the bed.
+
+    Reference: Coulomb friction, deceleration mu g with mu = 0.5 (the mean of both sides' default 0.5):
+    it slides v^2 / (2 mu g) = 0.102 m. The support pass carries the box's weight, so it carries the
+    friction too (``rigid_support.support_bodies``); before it did, the box slid on at 0.999 m/s.
+    Tolerance: two small steps of the start speed (2 v h = 5.2 mm), the stop's discretisation being
+    one; measured 0.1009 m.
+    """
+    w = World(radius=RS)
+    w.add_collider_plane()
+    n, m = 44, 24
+    pts = grid_points((n, m, 2), 2.0 * RS, (-(n - 1) * RS, -(m - 1) * RS, RS))
+    pts += 1e-5 * np.random.default_rng(1).standard_normal(pts.shape)
+    w.add_granular(pts)
+    v0, mu = 1.0, 0.5
+    v, f = box_mesh((SIDE, SIDE, SIDE), (-0.1, 0.0, 4.0 * RS + SIDE / 2.0 + 0.0005))
+    rock = w.add_rigid(v, f, radius=RB, initial_velocity=(v0, 0.0, 0.0), friction=mu)
+    s = w.settings
+    h = DT / (int(s.substeps) * int(s.iterations))
+    start = float(w.positions[rock.indices, 0].mean())
+    for _ in range(6):  # it stops in 0.2 s, the 5th frame
+        w.step(DT)
+    slid = float(w.positions[rock.indices, 0].mean()) - start
+    assert abs(slid - v0 * v0 / (2.0 * mu * G)) < 2.0 * v0 * h, slid
+    assert abs(float(w.velocities[rock.indices, 0].mean())) < 2.0 * G * h

@@ -41,6 +41,7 @@ class BodySupport:
         sdf: tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None, FacesFn | None],
         model: ParticleModel,
         gravity: FloatArray,
+        friction_scales: tuple[float, float] = (1.0, 1.0),
     ) -> None:
         """:func:`support_bodies` (same arguments), ``x_pred`` corrected in place."""
         if self._key is not pair_i:
@@ -48,7 +49,8 @@ class BodySupport:
             self._pairs = np.flatnonzero((rigid[pair_i] & grain[pair_j]) | (grain[pair_i] & rigid[pair_j]))
             self._key = pair_i
         if len(self._pairs):
-            support_bodies(x, x_pred, pair_i[self._pairs], pair_j[self._pairs], radius, sdf, model, gravity)
+            i, j = pair_i[self._pairs], pair_j[self._pairs]
+            support_bodies(x, x_pred, i, j, radius, sdf, model, gravity, friction_scales)
 
 
 def support_bodies(
@@ -60,6 +62,7 @@ def support_bodies(
     sdf: tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None, FacesFn | None],
     model: ParticleModel,
     gravity: FloatArray,
+    friction_scales: tuple[float, float] = (1.0, 1.0),
 ) -> None:
     """Stop a coarse rigid body's step into the grains under it, as the ground under them would.
 
@@ -73,12 +76,19 @@ def support_bodies(
     supported, at the body level: the step each body's face contacts (``contacts._coarse_faces``,
     pushes within ~60 degrees of up, ``SUPPORT_COS``) with grains ask is one body motion.
 
-    Energy-safe, as the grain pass: a body's step x* - x only loses part of its translation (the
-    factor mu in [0, 1] that removes its approach into its deepest-reaching contact: at most the
-    contact's overlap, at most how far the body moved into that grain during the step), never grows,
-    and the rotation is kept. So its kinetic energy never grows and it ends between where it started
-    and where the solve put it: a rock landing on sand stops within one small step of its surface
-    instead of throwing the grains out of its way.
+    Energy-safe, as the grain pass: the body is moved by lambda along n, its contacts' pushes weighted
+    by what they ask (each at most its overlap, at most how far the body moved into that grain during
+    the step), lambda as far as the contact that asks most needs but at most the translation's own
+    approach along n this step (-t . n). So only the part of its step into the grains goes, its sliding
+    and its rotation stay: |t + lambda n| <= |t|, its kinetic energy never grows, and a rock landing on
+    sand stops within one small step of its surface instead of throwing the grains out of its way.
+
+    The grains' friction comes with it, as the contacts' (Macklin 2014 Eq. 24-26) with lambda for the
+    penetration depth d: the translation's sliding part is removed whole when shorter than mu_s lambda,
+    else shortened by mu_k lambda (mu the contacts' mean coefficient, weighted by what they ask). A body
+    held by this pass is held by it alone (the contact pass gives it ~1/1000 of each grain's push), so
+    without it a box slid over sand as over ice; resting, lambda = g h^2 per small step, a deceleration
+    of mu g: Coulomb's.
 
     Args:
         x, x_pred: (N, 3) positions at the step's start and predicted, metres; ``x_pred`` is changed.
@@ -88,6 +98,7 @@ def support_bodies(
             (``Solver._rigid_sdf_world``).
         model: the particle model (shape matching, dynamic particles).
         gravity: (3,) m/s^2; the up direction is against it.
+        friction_scales: the settings' (static, dynamic) friction scales (``contacts._friction``).
     """
     sm = model.shape_matching
     depth, normal, faces = sdf
@@ -118,19 +129,41 @@ def support_bodies(
     rel = (x_pred[body_p] - x[body_p]) - (x_pred[grain] - x[grain])
     approach = -np.einsum("ki,ik->k", rel, push)
     ask = np.minimum(-gap, approach)
-    # The bodies' translations this step: mass-weighted mean step of their particles, (B, 3).
-    nb = sm.n_bodies
-    step = x_pred[sm.idx] - x[sm.idx]
-    mass = np.bincount(sm.body, weights=sm.mass, minlength=nb)
-    total = [np.bincount(sm.body, weights=sm.mass * step[:, k], minlength=nb) for k in range(3)]
-    move: FloatArray = np.stack(total, 1) / np.maximum(mass, 1e-300)[:, None]
-    body = model.particle_rigid_body[body_p]
-    into = -np.einsum("ki,ik->k", move[body], push)  # the translation's approach along each push
-    ok = (ask > 0.0) & (into > 0.0)
+    ok = ask > 0.0
     if not ok.any():
         return
-    mu = np.zeros(nb)
-    np.maximum.at(mu, body[ok], np.minimum(ask[ok] / into[ok], 1.0))
-    dynamic = np.bincount(sm.body, weights=model.particle_dynamic[sm.idx], minlength=nb) > 0
-    mu *= dynamic  # kinematic and pinned bodies follow their own motion
-    x_pred[sm.idx] -= (mu[:, None] * move)[sm.body]
+    body_p, grain, push, ask = body_p[ok], grain[ok], push[:, ok], ask[ok]
+    nb = sm.n_bodies
+    body = model.particle_rigid_body[body_p]
+    # Each body's push direction: its contacts' pushes weighted by what they ask, (B, 3).
+    total = np.stack([np.bincount(body, weights=ask * push[k], minlength=nb) for k in range(3)], 1)
+    length = np.sqrt(np.einsum("bi,bi->b", total, total))
+    direction = total / np.maximum(length, 1e-300)[:, None]
+    # How far along it the body must go for every contact (the one that asks most decides, as the
+    # immovable support of Guendelman et al.); contacts at more than 60 degrees from it are left to the
+    # solve (they would ask a long way for a little).
+    along = np.einsum("ik,ki->k", push, direction[body])
+    need = np.zeros(nb)
+    fits = along > SUPPORT_COS
+    np.maximum.at(need, body[fits], ask[fits] / along[fits])
+    # ... and at most the approach of its translation along it this step: the translation's mass-weighted
+    # mean step's part into the grains goes, the sliding part stays.
+    step = x_pred[sm.idx] - x[sm.idx]
+    mass = np.bincount(sm.body, weights=sm.mass, minlength=nb)
+    moved = [np.bincount(sm.body, weights=sm.mass * step[:, k], minlength=nb) for k in range(3)]
+    move: FloatArray = np.stack(moved, 1) / np.maximum(mass, 1e-300)[:, None]
+    into = -np.einsum("bi,bi->b", move, direction)
+    lam = np.clip(need, 0.0, np.maximum(into, 0.0))
+    lam *= np.bincount(sm.body, weights=model.particle_dynamic[sm.idx], minlength=nb) > 0  # not kinematic
+    # Coulomb friction on the sliding part, the contacts' own rule with lambda as the depth.
+    pair_mu = 0.5 * (model.particle_friction[body_p] + model.particle_friction[grain])
+    weight = np.bincount(body, weights=ask, minlength=nb)
+    mu = np.bincount(body, weights=ask * pair_mu, minlength=nb) / np.maximum(weight, 1e-300)
+    slide = move - np.einsum("bi,bi->b", move, direction)[:, None] * direction
+    slide_len = np.sqrt(np.einsum("bi,bi->b", slide, slide))
+    static, dynamic = friction_scales
+    keep = np.where(
+        slide_len < static * mu * lam, 0.0, 1.0 - dynamic * mu * lam / np.maximum(slide_len, 1e-300)
+    )
+    shift = lam[:, None] * direction - (1.0 - np.clip(keep, 0.0, 1.0))[:, None] * slide
+    x_pred[sm.idx] += shift[sm.body]

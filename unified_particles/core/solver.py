@@ -245,7 +245,8 @@ class Solver:
             self.grain_support(x, x_pred, pair_i, pair_j, grain, every_pair, r, self.gravity)
             if model.shape_matching is not None and np.ndim(r):  # coarse bodies on fine grains
                 sdf = self._rigid_sdf_world(state)
-                self.body_support(x, x_pred, pair_i, pair_j, grain, r, sdf, model, self.gravity)  # type: ignore[arg-type]
+                scales = (s.static_friction_scale, s.dynamic_friction_scale)
+                self.body_support(x, x_pred, pair_i, pair_j, grain, r, sdf, model, self.gravity, scales)  # type: ignore[arg-type]
         if self.last_word:  # moving colliders, infinite mass: the last word over grains (struck.py)
             hold_grains_out_at_end(self.colliders, x_pred, r, alpha, dt_frame, grain, x, h)
         # 6. Velocity update, restitution, sleeping; commit positions.
