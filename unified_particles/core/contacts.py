@@ -571,8 +571,10 @@ def _coarse_faces(
     ri, rj = radius[i], radius[j]
     rig = np.where(on_j, j[sub], i[sub])
     e = np.where(on_j, d[:, sub], -d[:, sub])  # rigid particle -> small one
-    normal = sdf_normal(rig)  # (3, S) world
-    local, rot = sdf_faces(rig)  # (3F, S) body frame, (9, S)
+    # A coarse particle has many small partners: its normal and faces are looked up once, then spread.
+    uniq, back = np.unique(rig, return_inverse=True)
+    normal = np.take(sdf_normal(uniq), back, axis=1)  # (3, S) world
+    local, rot = (np.take(a, back, axis=1) for a in sdf_faces(uniq))  # (3F, S) body frame, (9, S)
     m = len(rig)
     rot3 = rot.reshape(3, 3, m)
     body_e = np.einsum("abs,as->bs", rot3, e)  # R^T e: dot(R f, e) = dot(f, R^T e)
