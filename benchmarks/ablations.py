@@ -113,7 +113,12 @@ def _add_at_accumulation() -> None:
         d *= (self.rest / np.maximum(dist, 1e-12) - 1.0)[:, None]
         np.add.at(x, self.ab, self.k[:, None] * np.concatenate([d, d]))
 
-    def pair_jacobi(x: Any, idx: Any, delta: Any, omega: float) -> None:
+    exact = solver.apply_pair_jacobi
+
+    def pair_jacobi(x: Any, idx: Any, delta: Any, omega: float, share: Any = None) -> None:
+        if share is not None:  # several sizes: counted by mass (corrections.py), not ablated
+            exact(x, idx, delta, omega, share)
+            return
         count = np.bincount(idx, minlength=len(x))
         k = len(idx) // 2
         scale = omega / np.maximum(count[idx[:k]], count[idx[k:]])

@@ -526,6 +526,26 @@ COARSE_FACE_RATIO = 2.0
 COARSE_FACE_LATERAL = float(np.sqrt(2.0))
 
 
+def coarse_surface_of(sdf_depth: FloatArray, radius: FloatArray) -> BoolArray:
+    """(N,) the rigid surface particles that meet much smaller ones with their body's face: depth below
+    the outer layer < r, and r at least ``COARSE_FACE_RATIO`` times the smallest particle's."""
+    out: BoolArray = (sdf_depth < radius) & (radius >= COARSE_FACE_RATIO * float(radius.min()))
+    return out
+
+
+def coarse_pairs(
+    coarse: BoolArray, radius: FloatArray, i: IntArray, j: IntArray
+) -> tuple[IntArray, BoolArray]:
+    """Of pairs (i, j), those with a ``coarse`` (:func:`coarse_surface_of`) side at least
+    ``COARSE_FACE_RATIO`` times the other, (S,) into the pairs, and (S,) whether that side is j. The
+    contacts (:func:`_coarse_faces`) and the candidate list's slab cut (``face_slab.slab_keep``) both ask."""
+    ri, rj = radius[i], radius[j]
+    big_i = coarse[i] & (ri >= COARSE_FACE_RATIO * rj)
+    big_j = coarse[j] & (rj >= COARSE_FACE_RATIO * ri)
+    sub = np.flatnonzero(big_i | big_j)
+    return sub, big_j[sub]
+
+
 def _coarse_faces(
     d: FloatArray,
     i: IntArray,
@@ -545,22 +565,21 @@ def _coarse_faces(
     """
     # Per particle first (a coarse surface particle is at least twice the smallest), then only the pairs
     # with one: grain-grain pairs, most of a sand bed's list, cost two byte gathers.
-    coarse = (sdf_depth < radius) & (radius >= COARSE_FACE_RATIO * float(radius.min()))
+    coarse = coarse_surface_of(sdf_depth, radius)
     cand = np.flatnonzero(coarse[i] | coarse[j])
     if not cand.size:
         return None
     i, j, d = i[cand], j[cand], d[:, cand]
-    ri, rj = radius[i], radius[j]
-    big_i = coarse[i] & (ri >= COARSE_FACE_RATIO * rj)
-    big_j = coarse[j] & (rj >= COARSE_FACE_RATIO * ri)
-    sub = np.flatnonzero(big_i | big_j)
+    sub, on_j = coarse_pairs(coarse, radius, i, j)  # on_j: the rigid side is j
     if not sub.size:
         return None
-    on_j = big_j[sub]  # the rigid side is j
+    ri, rj = radius[i], radius[j]
     rig = np.where(on_j, j[sub], i[sub])
     e = np.where(on_j, d[:, sub], -d[:, sub])  # rigid particle -> small one
-    normal = sdf_normal(rig)  # (3, S) world
-    local, rot = sdf_faces(rig)  # (3F, S) body frame, (9, S)
+    # A coarse particle has many small partners: its normal and faces are looked up once, then spread.
+    uniq, back = np.unique(rig, return_inverse=True)
+    normal = np.take(sdf_normal(uniq), back, axis=1)  # (3, S) world
+    local, rot = (np.take(a, back, axis=1) for a in sdf_faces(uniq))  # (3F, S) body frame, (9, S)
     m = len(rig)
     rot3 = rot.reshape(3, 3, m)
     body_e = np.einsum("abs,as->bs", rot3, e)  # R^T e: dot(R f, e) = dot(f, R^T e)

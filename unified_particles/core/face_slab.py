@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .contacts import COARSE_FACE_RATIO
+from .contacts import coarse_pairs, coarse_surface_of
 from .model import KIND_CLOTH
 
 FloatArray = NDArray[np.float64]
@@ -52,12 +52,11 @@ TOUCH_RADII = 0.1
 
 def coarse_surface(model: Any) -> BoolArray:
     """(N,) the rigid surface particles that meet smaller ones with a face: depth below the outer layer
-    < r and r at least ``COARSE_FACE_RATIO`` times the smallest (as ``contacts._coarse_faces``)."""
+    < r and r at least ``contacts.COARSE_FACE_RATIO`` times the smallest (``contacts.coarse_surface_of``)."""
     r = model.particle_radius
     if not len(r):
         return np.zeros(0, dtype=bool)
-    out: BoolArray = (model.particle_sdf_depth < r) & (r >= COARSE_FACE_RATIO * float(r.min()))
-    return out
+    return coarse_surface_of(model.particle_sdf_depth, r)
 
 
 def cut_rotations(model: Any, rotation: FloatArray | None) -> FloatArray:
@@ -109,8 +108,8 @@ def slab_keep(
 ) -> BoolArray:
     """(K,) which pairs (i, j) to keep: all but those of a coarse rigid surface particle (cut at a rotation
     in ``cut`` (B, 3, 3), see :func:`cut_rotations`) and a particle at most 1 / ``COARSE_FACE_RATIO`` its
-    size (not cloth: its pass after shape matching sees the bodies turned) that lie beyond both the
-    spheres' reach and the face's slab (module docstring).
+    size (``contacts.coarse_pairs``; not cloth: its pass after shape matching sees the bodies turned)
+    that lie beyond both the spheres' reach and the face's slab (module docstring).
 
     ``x`` (N, 3) the reference positions, metres; ``reach`` (N,) each particle's share of the cutoff
     (``sizes._reaches``), ``margin`` (N,), metres.
@@ -120,14 +119,9 @@ def slab_keep(
     if sm is None or not len(i):
         return keep
     r = model.particle_radius
-    coarse = coarse_surface(model)
-    ri, rj = r[i], r[j]
-    big_i = coarse[i] & (ri >= COARSE_FACE_RATIO * rj)
-    big_j = coarse[j] & (rj >= COARSE_FACE_RATIO * ri)
-    sub = np.flatnonzero(big_i | big_j)
+    sub, on_j = coarse_pairs(coarse_surface(model), r, i, j)
     if not sub.size:
         return keep
-    on_j = big_j[sub]
     b = np.where(on_j, j[sub], i[sub])
     s = np.where(on_j, i[sub], j[sub])
     body = model.particle_rigid_body[b]

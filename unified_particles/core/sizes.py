@@ -317,6 +317,14 @@ def _reaches(model: Any, margin: FloatArray, cohesion_radii: float) -> tuple[Flo
     return reach, np.where(surface, reach + (np.sqrt(3.0) - 1.0) * r, reach)
 
 
+def pair_reach(model: Any, margin: FloatArray) -> FloatArray:
+    """(N,) each particle's share of the distance at which a pair may touch, metres: r + margin / 2, and
+    for a coarse rigid surface particle its face's reach (``_reaches``). A pair's is the sum of its two,
+    ``struck.struck_contacts``' reach with several sizes (it was twice the largest radius plus the
+    largest margin for every pair: 0.22 m in S9, rocks of 10 cm particles on 1 cm sand)."""
+    return _reaches(model, margin, 0.0)[1]
+
+
 def refresh_sized(
     cache: Any,
     x: FloatArray,

@@ -40,8 +40,9 @@ from .parallel import pair_chunks_map, resolve_threads
 from .pins import PinMotion, SoftPinMotion
 from .projection import DistanceSolver, distance_solvers, renew_coarse
 from .rest_check import RestCheck
+from .rigid_support import BodySupport
 from .settings import SolverSettings
-from .sizes import Radius, is_uniform, largest, refresh_sized, sized_candidates, world_sizes
+from .sizes import Radius, is_uniform, largest, pair_reach, refresh_sized, sized_candidates, world_sizes
 from .sleep import sleep_rigid_bodies
 from .state import ParticleState
 from .struck import (
@@ -110,6 +111,7 @@ class Solver:
         self.pin_motion: PinMotion | None = None  # this frame's moving pins (World.set_pin_targets)
         self.soft_pin_motion: SoftPinMotion | None = None  # this frame's soft pin anchors (World.step)
         self._dynamic: BoolArray | None = None  # particle_dynamic without kinematic particles
+        self._rigid: BoolArray | None = None  # the rigid particles (_rigid_mask)
         self._rigid_row: IntArray | None = None  # particle -> row of the rigid arrays (_rigid_sdf_world)
         self._rigid_faces_t = np.zeros((9, 0))  # model.rigid_faces, (3F, R) coordinate-major
         self.fields: FieldSystem | None = None  # force fields (World.add_force_field)
@@ -124,6 +126,7 @@ class Solver:
         self.last_word = False  # a moving collider touched something this small step (struck.py)
         self._sizes: tuple[Radius, Radius] | None = None
         self.grain_support = SupportSweep()  # the grain support pass (grain_support.py)
+        self.body_support = BodySupport()  # then the bodies resting on grains (rigid_support.py)
         self.soft_gain: FloatArray | None = None  # (N,) soft particles' contact gain (soft.py)
         self.rest = RestCheck()  # a small step that changed nothing ends the frame (rest_check.py)
 
@@ -132,7 +135,7 @@ class Solver:
         self.candidates.reset()
         self._solver_cache = {}
         self.kinematic, self._dynamic, self.fluid = None, None, None
-        self._rigid_row, self.depen, self._sizes = None, None, None
+        self._rigid_row, self._rigid, self.depen, self._sizes = None, None, None, None
 
     @property
     def g_norm(self) -> float:
@@ -250,10 +253,16 @@ class Solver:
         if s.shock_propagation > 0.0 and model.any_granular_pairs:
             every_pair = model.all_grains and self._dynamic is None
             self.grain_support(x, x_pred, pair_i, pair_j, grain, every_pair, r, self.gravity)
+            if model.shape_matching is not None and np.ndim(r):  # coarse bodies on fine grains
+                sdf = self._rigid_sdf_world(state)
+                scales = (s.static_friction_scale, s.dynamic_friction_scale)
+                self.body_support(x, x_pred, pair_i, pair_j, grain, r, sdf, model, self.gravity, scales)  # type: ignore[arg-type]
         if self.last_word:  # moving colliders, infinite mass: the last word over grains (struck.py)
             hold_grains_out_at_end(self.colliders, x_pred, r, alpha, dt_frame, grain, x, h)
         # 6. Velocity update, restitution, sleeping; commit positions.
-        reach = 2.0 * largest(r) + largest(margin)  # kinematic pairs a push may have just parted (struck.py)
+        # Kinematic pairs a push may have just parted (struck.py): 2r + margin, per pair with several sizes.
+        sized_kin = kin is not None and not is_uniform(r)
+        reach = pair_reach(model, np.asarray(margin)) if sized_kin else 2.0 * largest(r) + largest(margin)
         struck = None  # without restitution only moving surfaces strike (struck.py); planes never move
         if s.restitution > 0.0 or kin is not None or len(self.colliders.meshes):
             struck = struck_contacts(
@@ -663,8 +672,9 @@ class Solver:
             touching[near] = True
             if apply and len(idx) and self.soft_gain is not None:  # soft particles' contact mass (soft.py)
                 delta = delta * self.soft_gain[idx]
-            if len(idx):
-                apply_pair_jacobi(target, idx, delta, s.relaxation)
+            if len(idx):  # with several sizes a rigid particle counts its partners by mass (corrections.py)
+                share = None if np.ndim(r) == 0 else (model.particle_inv_mass, self._rigid_mask())
+                apply_pair_jacobi(target, idx, delta, s.relaxation, share)
                 if model.has_rolling_friction and x_prev is not None:
                     # Grains' rolling resistance (contacts.rolling_resistance), on the pairs just
                     # active, after their non-penetration corrections.
@@ -674,7 +684,7 @@ class Solver:
                         model.particle_rolling_friction, s.max_mass_ratio,
                     )  # fmt: skip
                     if len(idx):
-                        apply_pair_jacobi(target, idx, delta, s.relaxation)
+                        apply_pair_jacobi(target, idx, delta, s.relaxation, share)
             if x_prev is not None and self.kinematic is not None:  # infinite mass: last word (struck.py)
                 hold_out_of_kinematic(
                     target, self.kinematic, pair_i, pair_j, w_contact, r, s.max_mass_ratio,
@@ -700,6 +710,12 @@ class Solver:
             s.relaxation, self.model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
             self._rigid_sdf_world(state), tri,
         )  # fmt: skip
+
+    def _rigid_mask(self) -> BoolArray:
+        """(N,) bool: the rigid particles (finite depth below their body's outer layer), cached."""
+        if self._rigid is None:
+            self._rigid = np.isfinite(self.model.particle_sdf_depth)
+        return self._rigid
 
     def _rigid_sdf_world(
         self, state: ParticleState

@@ -260,15 +260,16 @@ def struck_contacts(
     kin: KinematicFrame | None,
     pair_i: IntArray,
     pair_j: IntArray,
-    reach: float,
+    reach: float | FloatArray,
     model: ParticleModel,
 ) -> StruckContacts | None:
     """The contacts :func:`bound_rebound` treats, gathered before the velocity update (``v`` (N, 3) is
     still the predicted velocity, gravity included): the contacts with moving colliders (with
     ``restitution`` > 0 every collider contact), with ``push`` (K,) how far each moved its particle
     this small step (m), and, with kinematic bodies, the particle pairs of a kinematic and a free
-    particle closer than ``reach`` (2 r plus the touch tolerance) at ``x_pred``. None when there are
-    none."""
+    particle closer than ``reach`` (2 r plus the touch tolerance; with several sizes (N,) each
+    particle's share, ``sizes.pair_reach``, a pair's the sum of its two) at ``x_pred``. None when there
+    are none."""
     keep = np.ones(len(col.idx), dtype=bool) if restitution > 0.0 else moving_contacts(col)
     idx, normal, velocity = col.idx[keep], col.normal[keep], col.velocity[keep]
     push = push[keep]
@@ -281,7 +282,8 @@ def struck_contacts(
             free, solid = np.where(a_kin, b, a), np.where(a_kin, a, b)
             d = x_pred[free] - x_pred[solid]
             dist = np.sqrt(np.einsum("ij,ij->i", d, d))
-            near = (dist < reach) & (dist > 0.0)
+            lim = reach if np.ndim(reach) == 0 else reach[free] + reach[solid]  # type: ignore[index]
+            near = (dist < lim) & (dist > 0.0)
             if near.any():
                 idx = np.concatenate([idx, free[near]])
                 normal = np.concatenate([normal, d[near] / dist[near, None]])
