@@ -99,7 +99,7 @@ class SolverSettings:
             at the default budget, at about twice the cloth's solve time (docs/physics.md, item 10).
         cloth_coarse_correction: 1 (the default) adds the coarse correction of the stiff cloth edges
             before each small step's stretch sweep (``cloth_coarse.CoarseStretch``, a two-level solve: a
-            hanging strip within 0.3 % of its catenary at the default budget, at about 1.25x a cloth's
+            hanging strip within 0.3 % of its catenary at the default budget, at about 1.4x a cloth's
             time); 0 turns it off, the fast stretch solve (docs/physics.md, *Cloth at the default
             budget*).
         rigid_contact_weight: extra shape-matching weight of a rigid particle that touches
@@ -240,7 +240,7 @@ class SolverSettings:
         description=(
             "1: before each small step's stretch sweep, a coarse (patch-wise) solve of the inextensible "
             "cloth edges carries the cloth's weight to its supports in one step, so hanging cloth keeps its "
-            "length (about 1.25x a cloth's time); 0: the fast solve, which lets long hanging cloth stretch "
+            "length (about 1.4x a cloth's time); 0: the fast solve, which lets long hanging cloth stretch "
             "a few per cent"
         ),
         maximum=1,
