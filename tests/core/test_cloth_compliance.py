@@ -84,7 +84,8 @@ def test_heavier_load_sags_a_soft_pinned_cloth_more_and_a_stiff_one_stays_near_i
     assert heavy_ratio > 1.1 + 0.07 + 0.1, f"soft cloth held at {heavy_ratio:.3f} x its rest path"
     assert light > stiff_heavy, "a soft cloth must sag more than a stiff one"
     # Inextensible cloth: held by its tethers at (1 + give) x the path plus the edge pass after them
-    # (the slack of tests/core/test_tethers.py: measured 1.144 and 1.162 here).
+    # (the slack of tests/core/test_tethers.py: measured 1.144 and 1.162 here; 1.156 and 1.160 with the
+    # coarse correction, whose tethers are projected again after it).
     for ratio in (stiff_light_ratio, stiff_heavy_ratio):
         assert ratio <= 1.1 + 0.07, f"stiff cloth stretched to {ratio:.3f} x its rest path"
     assert stiff_heavy > stiff_light, "even a stiff cloth gives a little more under a heavier load"

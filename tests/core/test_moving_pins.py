@@ -43,17 +43,25 @@ def test_cloth_dragged_at_constant_velocity_is_the_still_cloth_translated() -> N
     u = np.array([1.5, -0.5, 0.0])
     still, still_cloth, v, pins = _cape()
     moving, moving_cloth, _, _ = _cape()
-    moving.velocities = np.tile(u, (moving.particle_count, 1))
+    free = np.setdiff1d(np.arange(len(v)), pins)
+    # Both capes are pushed across their plane (0.5 m/s) so the still one swings: a cape hanging at rest
+    # barely moves now that its stretch converges (it sagged 0.2 mm), and a run that does not move would
+    # compare nothing.
+    push = np.zeros((len(v), 3))
+    push[free, 1] = 0.5
+    still.velocities = push
+    moving.velocities = np.tile(u, (moving.particle_count, 1)) + push
     frames = 24
+    swing = 0.0
     for frame in range(1, frames + 1):
         still.step(1 / FPS)
         moving_cloth.set_pin_targets(v[pins] + u * frame / FPS)  # type: ignore[attr-defined]
         moving.step(1 / FPS)
+        swing = max(swing, float(np.abs(still_cloth.vertex_positions[free, 1]).max()))  # type: ignore[attr-defined]
     t = frames / FPS
-    free = np.setdiff1d(np.arange(len(v)), pins)
     expected = still_cloth.vertex_positions[free] + u * t  # type: ignore[attr-defined]
     np.testing.assert_allclose(moving_cloth.vertex_positions[free], expected, atol=1e-9)  # type: ignore[attr-defined]
-    assert still_cloth.vertex_positions[free][:, 2].min() < v[:, 2].min() - 1e-3  # type: ignore[attr-defined]
+    assert swing > 0.05, f"the still cape must swing ({swing:.4f} m)"
 
 
 def test_moving_pins_drag_the_cloth_along_within_its_tethers() -> None:

@@ -100,10 +100,11 @@ class SolverSettings:
             cloth edges after each small step's stretch sweep (``projection.StretchProjection``, Goldenthal
             et al. 2007); 0 (the default) turns it off. 10 holds a hanging strip within 1 % of its length
             at the default budget, at about twice the cloth's solve time (docs/physics.md, item 10).
-        cloth_coarse_correction: 1 adds the coarse correction of the stiff cloth edges before each small
-            step's stretch sweep (``cloth_coarse.CoarseStretch``, a two-level solve: a hanging strip within
-            0.3 % of its catenary at the default budget, about 1.4x a cloth's time); 0 (the default) turns
-            it off (docs/physics.md, *Cloth at the default budget*).
+        cloth_coarse_correction: 1 (the default) adds the coarse correction of the stiff cloth edges
+            before each small step's stretch sweep (``cloth_coarse.CoarseStretch``, a two-level solve: a
+            hanging strip within 0.3 % of its catenary at the default budget, at about 1.4x a cloth's
+            time); 0 turns it off, the fast stretch solve (docs/physics.md, *Cloth at the default
+            budget*).
         rigid_contact_weight: extra shape-matching weight of a rigid particle that touches
             something, relative to its mass (so friction and contact corrections are not averaged
             away by the fit). Default 50.
@@ -245,14 +246,16 @@ class SolverSettings:
         maximum=100,
     )
     cloth_coarse_correction: int = _setting(
-        0,
-        label="Cloth Coarse Correction",
+        1,
+        label="Converged Cloth Stretch",
         description=(
             "1: before each small step's stretch sweep, a coarse (patch-wise) solve of the inextensible "
-            "cloth edges carries the cloth's weight to its supports in one step (about 1.4x a cloth's time); "
-            "0: off"
+            "cloth edges carries the cloth's weight to its supports in one step, so hanging cloth keeps its "
+            "length (about 1.4x a cloth's time); 0: the fast solve, which lets long hanging cloth stretch "
+            "a few per cent"
         ),
         maximum=1,
+        panel="advanced",
     )
     memory_limit: float | None = _setting(
         None,
