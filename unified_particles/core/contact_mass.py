@@ -64,7 +64,9 @@ def rigid_contact_inv_mass(
     if sm is not None:
         big_w = settings.rigid_contact_weight
         n_touch = state.rigid_touch_count[sm.body]
-        body_mass = model.rigid_mass[sm.body]
+        body_mass = sm.row_body_mass
+        if body_mass is None:  # constant per model: gathered once, not every small step
+            body_mass = sm.row_body_mass = model.rigid_mass[sm.body]
         factor = (body_mass + big_w * sm.mass * n_touch) / (body_mass * (1.0 + big_w))
         w = w.copy()
         w[sm.rows] *= factor

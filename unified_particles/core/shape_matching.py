@@ -31,6 +31,8 @@ class ShapeMatching:
         rest: (R, 3) rest positions relative to the body's rest centre of mass, metres (build frame).
         mass: (R,) particle masses, kg.
         n_bodies: B.
+        row_body_mass: (R,) the mass of each rigid particle's body, kg (``model.rigid_mass[body]``),
+            filled on first use by ``contact_mass.rigid_contact_inv_mass``: constant, so gathered once.
     """
 
     idx: IntArray
@@ -38,6 +40,7 @@ class ShapeMatching:
     rest: FloatArray
     mass: FloatArray
     n_bodies: int
+    row_body_mass: FloatArray | None = None
 
     def __post_init__(self) -> None:
         # Coordinate-major copies: NumPy 1.26 is 8-10x slower at (R, 3) x (R, 1) broadcasting than at
