@@ -88,7 +88,7 @@ RELAXED_GAIN = 1.25
 # Passes stay stable (each mode's error is multiplied by mu^k, |mu| <= 0.25 where negative, see
 # RELAXED_GAIN); shallow liquid (a mean error below 0.3 per cent) keeps its one pass per small step.
 DENSITY_TOLERANCE = 0.003
-MAX_DENSITY_ITERATIONS = 4
+MAX_DENSITY_ITERATIONS = 4  # the default of the world's liquid_density_passes (settings.py)
 # Sleeping liquid: a fluid particle slower than SLEEP_GH * g h after a small step of length h is held
 # where it was (see FluidSolver.settle). Below 1, so liquid starting to fall (g h after one step) is never
 # held. One pass per small step leaves a rest noise of about g h (gravity added, then taken back
@@ -524,16 +524,22 @@ class FluidSolver:
 
     # ------------------------------------------------------------------ density (positions)
     def solve_density(
-        self, x_in: FloatArray, w_in: FloatArray, active_in: BoolArray | None, alpha: float
+        self,
+        x_in: FloatArray,
+        w_in: FloatArray,
+        active_in: BoolArray | None,
+        alpha: float,
+        max_passes: int = MAX_DENSITY_ITERATIONS,
     ) -> None:
         """The density constraints on the predicted positions ``x`` (in place): Jacobi passes until the
-        mean density error is within DENSITY_TOLERANCE (at most MAX_DENSITY_ITERATIONS).
+        mean density error is within DENSITY_TOLERANCE, at most ``max_passes`` (the world's
+        ``liquid_density_passes``).
 
         ``w`` (N,) are the inverse masses the corrections are split by (0: immovable); ``alpha`` the
         fraction of the frame reached (mesh colliders' pose).
         """
         self.density_iterations = 0
-        for _ in range(MAX_DENSITY_ITERATIONS):
+        for _ in range(max_passes):
             self.density_iterations += 1
             if self._density_pass(x_in, w_in, active_in, alpha) <= DENSITY_TOLERANCE:
                 break

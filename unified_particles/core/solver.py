@@ -364,7 +364,7 @@ class Solver:
         w_fluid = self._fluid_inv_mass()
         sm = self.model.shape_matching
         before = x_pred[sm.idx] if sm is not None else None
-        fluid.solve_density(x_pred, w_fluid, active, alpha)
+        fluid.solve_density(x_pred, w_fluid, active, alpha, int(self.settings.liquid_density_passes))
         if sm is not None and before is not None:
             # What the fluid gave each rigid particle moves its whole body (rigid_impulse).
             x_pred[sm.idx] = before + rigid_impulse(sm, before, x_pred[sm.idx] - before)
