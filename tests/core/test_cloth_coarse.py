@@ -89,3 +89,30 @@ def test_swinging_sheet_gains_no_energy() -> None:
         w.step(1.0 / 24.0)
         highest = max(highest, energy())
     assert highest <= start + 1e-12 * abs(start)
+
+
+def test_a_duplicate_elsewhere_leaves_a_cloth_unchanged() -> None:
+    # Physics does not depend on where a cloth is or on what else is in the scene: a 9 x 9 sheet pinned at
+    # two corners, alone, against the same sheet with a copy 4.123 m away. Each cloth's patches are its own
+    # (cloth_coarse._patches); with one grid for the whole scene the copy got other patches and moved
+    # 5.6 mm apart within 16 frames (tests/blender/test_first_hour.py's duplicates). The coarse matrix of
+    # both is one block-diagonal solve, so only rounding differs: 1e-9 m.
+    v, f = grid_mesh(0.4, 9, center=(0.0, 0.0, 1.0))
+    v = np.asarray(v, float)
+    pins = [0, 8]
+    offset = np.array([4.123, 0.0, 0.0])
+
+    def run(copy: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        w = World(radius=0.02)
+        a = w.add_cloth(v, f, mass=0.2, pinned=pins)
+        b = w.add_cloth(v + offset, f, mass=0.2, pinned=pins) if copy else None
+        for _ in range(6):
+            w.step(1.0 / 24.0)
+        return a.vertex_positions, None if b is None else b.vertex_positions - offset
+
+    alone, _ = run(False)
+    original, moved = run(True)
+    assert moved is not None
+    assert float(np.abs(alone[:, 2] - 1.0).max()) > 0.05  # the sheet swung down
+    np.testing.assert_allclose(original, alone, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(moved, alone, rtol=0, atol=1e-9)

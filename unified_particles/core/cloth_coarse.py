@@ -48,8 +48,9 @@ BoolArray = NDArray[np.bool_]
 STIFF_EDGE = 1e-3
 # Patch size, in rest edge lengths: the stretch left at rest is that of a chain this many edges long.
 PATCH_EDGES = 6.0
-# Largest number of coarse unknowns (3 per patch): the dense solve costs ~ MAX_COARSE^3 / 3 flops per
-# small step; larger cloths get larger patches.
+# Largest number of coarse unknowns (3 per patch) per cloth: the dense solve costs ~ MAX_COARSE^3 / 3 flops
+# per renewal for one cloth; larger cloths get larger patches. Several cloths are solved in one matrix
+# (block-diagonal: patches never span two cloths), so k cloths cost up to k^3 times one: a known limit.
 MAX_COARSE = 150
 # Tikhonov term of the coarse matrix, relative to its mean diagonal: unknowns no edge uses (a patch
 # whose edges are all parallel has no shear) get a zero row, and nothing else is changed measurably.
@@ -67,17 +68,24 @@ MAX_SHIFT = 0.1
 
 def _patches(mid: FloatArray, group: IntArray, spacing: float, max_patches: int) -> tuple[IntArray, int]:
     """(E,) patch of each edge midpoint ``mid`` (E, 3): cells of a grid of ``spacing`` metres, one set per
-    ``group`` (each cloth its own patches), the cell grown until there are at most ``max_patches``."""
-    size = spacing
-    lo = mid.min(axis=0)
+    ``group`` (each cloth its own patches), numbered cloth by cloth. Each cloth's grid starts at its own
+    lowest midpoint and its cell grows until that cloth has at most ``max_patches``: a cloth gets the same
+    patches wherever it is and whatever else is in the scene (a duplicate 4 m away moved as the original
+    to 1e-4 m only so; with one grid for the scene it differed by 5.6 mm after 16 frames)."""
+    cloths, gi = np.unique(group, return_inverse=True)
+    gi = gi.reshape(-1)
+    lo = np.full((len(cloths), 3), np.inf)
+    np.minimum.at(lo, gi, mid)
+    size = np.full(len(cloths), spacing)
     while True:
-        cell = np.floor((mid - lo) / size).astype(np.int64)
-        key = np.column_stack([group, cell])
-        _, patch = np.unique(key, axis=0, return_inverse=True)
-        count = int(patch.max()) + 1 if len(patch) else 0
-        if count <= max_patches:
-            return patch.reshape(-1).astype(np.int64), count
-        size *= max(1.1, float(np.sqrt(count / max_patches)))
+        cell = np.floor((mid - lo[gi]) / size[gi][:, None]).astype(np.int64)
+        key = np.column_stack([gi, cell])
+        unique, patch = np.unique(key, axis=0, return_inverse=True)
+        per_cloth = np.bincount(unique[:, 0], minlength=len(cloths))
+        over = per_cloth > max_patches
+        if not over.any():
+            return patch.reshape(-1).astype(np.int64), len(unique)
+        size[over] *= np.maximum(1.1, np.sqrt(per_cloth[over] / max_patches))
 
 
 def _stress_basis(t: FloatArray, patch: IntArray, count: int) -> FloatArray:
