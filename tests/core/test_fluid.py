@@ -31,6 +31,21 @@ def _tank(depth: float = 0.2, **kw: float) -> tuple[World, Fluid]:
     return world, fluid
 
 
+def _column(half: float, depth: float, **kw: int) -> tuple[World, Fluid]:
+    """A square column of water 2 ``half`` wide and ``depth`` deep in plane walls, at the default budget."""
+    world = World(R, substeps=4, iterations=4, **kw)
+    world.add_collider_plane((0, 0, 0), (0, 0, 1), friction=0.5)
+    for point, normal in (
+        ((-half, 0, 0), (1, 0, 0)),
+        ((half, 0, 0), (-1, 0, 0)),
+        ((0, -half, 0), (0, 1, 0)),
+        ((0, half, 0), (0, -1, 0)),
+    ):
+        world.add_collider_plane(point, normal, friction=0.5)
+    v, f = box_mesh((2 * half, 2 * half, depth), (0, 0, depth / 2))
+    return world, world.add_fluid(fill_mesh_with_fluid(v, f, R))
+
+
 def _small_step(world: World) -> float:
     return 1.0 / FPS / (world.substeps * world.iterations)
 
@@ -81,19 +96,8 @@ def test_a_deep_tank_left_alone_becomes_still_and_keeps_its_volume() -> None:
     # (fluid.RELAXED_GAIN) it settles: 0.014-0.023 m/s rms over the half second after 3 s (1e-9 m
     # perturbations of the fill). Bound: 0.06 m/s. The relaxed solve leaves the column 1.6 per cent
     # more compressed (mean height 4.9 mm low, it was 0.8): within 3 per cent, as the shallow tank.
-    world = World(R, substeps=4, iterations=4)
-    world.add_collider_plane((0, 0, 0), (0, 0, 1), friction=0.5)
-    half, depth = 0.2, 0.6
-    for point, normal in (
-        ((-half, 0, 0), (1, 0, 0)),
-        ((half, 0, 0), (-1, 0, 0)),
-        ((0, -half, 0), (0, 1, 0)),
-        ((0, half, 0), (0, -1, 0)),
-    ):
-        world.add_collider_plane(point, normal, friction=0.5)
-    fluid = world.add_fluid(
-        fill_mesh_with_fluid(*box_mesh((2 * half, 2 * half, depth), (0, 0, depth / 2)), R)
-    )
+    depth = 0.6
+    world, fluid = _column(0.2, depth)
     for _ in range(3 * FPS):
         world.step(1.0 / FPS)
     square, fastest, mean = 0.0, 0.0, 0.0
@@ -322,19 +326,7 @@ def test_floating_bodies_are_submerged_by_the_density_ratio() -> None:
 
 def _column_height(**kw: int) -> float:
     """Mean height of a 0.2 x 0.2 x 0.6 m column of water (192 particles) after 0.5 s, m."""
-    world = World(R, substeps=4, iterations=4, **kw)
-    world.add_collider_plane((0, 0, 0), (0, 0, 1), friction=0.5)
-    half, depth = 0.1, 0.6
-    for point, normal in (
-        ((-half, 0, 0), (1, 0, 0)),
-        ((half, 0, 0), (-1, 0, 0)),
-        ((0, -half, 0), (0, 1, 0)),
-        ((0, half, 0), (0, -1, 0)),
-    ):
-        world.add_collider_plane(point, normal, friction=0.5)
-    fluid = world.add_fluid(
-        fill_mesh_with_fluid(*box_mesh((2 * half, 2 * half, depth), (0, 0, depth / 2)), R)
-    )
+    world, fluid = _column(0.1, 0.6, **kw)
     for _ in range(FPS // 2):
         world.step(1.0 / FPS)
     return float(fluid.positions[:, 2].mean())
