@@ -16,23 +16,14 @@ FPS = 24
 
 
 def _tank(depth: float = 0.2, **kw: float) -> tuple[World, Fluid]:
-    """A square tank of plane colliders (0.6 m wide) filled to ``depth`` on the fill lattice."""
-    world = World(R, substeps=4, iterations=4)
-    world.add_collider_plane((0, 0, 0), (0, 0, 1), friction=0.5)
-    for point, normal in (
-        ((-HALF, 0, 0), (1, 0, 0)),
-        ((HALF, 0, 0), (-1, 0, 0)),
-        ((0, -HALF, 0), (0, 1, 0)),
-        ((0, HALF, 0), (0, -1, 0)),
-    ):
-        world.add_collider_plane(point, normal, friction=0.5)
-    v, f = box_mesh((2 * HALF, 2 * HALF, depth), (0, 0, depth / 2))
-    fluid = world.add_fluid(fill_mesh_with_fluid(v, f, R), **kw)
-    return world, fluid
+    """A square tank of plane colliders (0.6 m wide) filled to ``depth`` on the fill lattice; ``kw`` goes
+    to ``add_fluid``."""
+    return _column(HALF, depth, fluid=kw)
 
 
-def _column(half: float, depth: float, **kw: int) -> tuple[World, Fluid]:
-    """A square column of water 2 ``half`` wide and ``depth`` deep in plane walls, at the default budget."""
+def _column(half: float, depth: float, fluid: dict | None = None, **kw: int) -> tuple[World, Fluid]:
+    """A square column of water 2 ``half`` wide and ``depth`` deep in plane walls, at the default budget;
+    ``fluid`` goes to ``add_fluid``, ``kw`` to ``World``."""
     world = World(R, substeps=4, iterations=4, **kw)
     world.add_collider_plane((0, 0, 0), (0, 0, 1), friction=0.5)
     for point, normal in (
@@ -43,7 +34,7 @@ def _column(half: float, depth: float, **kw: int) -> tuple[World, Fluid]:
     ):
         world.add_collider_plane(point, normal, friction=0.5)
     v, f = box_mesh((2 * half, 2 * half, depth), (0, 0, depth / 2))
-    return world, world.add_fluid(fill_mesh_with_fluid(v, f, R))
+    return world, world.add_fluid(fill_mesh_with_fluid(v, f, R), **(fluid or {}))
 
 
 def _small_step(world: World) -> float:
