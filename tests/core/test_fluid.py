@@ -341,3 +341,46 @@ def test_liquid_density_passes_trade_the_column_height_for_speed() -> None:
     for bad in (0, 1.5, True):
         with pytest.raises(SimulationInputError, match="liquid_density_passes"):
             World(R, liquid_density_passes=bad)
+
+
+def test_oil_over_water_stays_layered_at_its_volumes() -> None:
+    # Issue 25 item 7, the stable half: Oil (900 kg/m^3) over Water (1000) in a 0.4 x 0.2 m tank, 0.2 m of
+    # each (128 + 128 particles), the fill nudged by seeded 1e-3 r noise. A light layer over a heavy one is
+    # in stable equilibrium (Rayleigh-Taylor: stable when the Atwood number of heavy over light is below
+    # 0), so nothing may lift the heavy liquid or lower the light one: every Oil particle stays above every
+    # Water particle and the mass centre does not rise (no energy from nowhere). Each liquid keeps its
+    # volume within the 3 % of the tanks above (mean heights 0.1 and 0.3 m). Measured after 1 s over four
+    # seeds: the layers 4.6 mm apart at their closest particles, the mean heights 0.9 and 0.6 % low, the
+    # mass centre 1.4 mm lower, fastest particle 0.017-0.029 m/s. (The unstable half, Oil under Water,
+    # does not overturn yet: see docs/physics.md, "Liquids of different densities".)
+    half_x, half_y, depth = 0.2, 0.1, 0.2
+    world = World(R, substeps=4, iterations=4)
+    world.add_collider_plane((0, 0, 0), (0, 0, 1), friction=0.5)
+    for point, normal in (
+        ((-half_x, 0, 0), (1, 0, 0)),
+        ((half_x, 0, 0), (-1, 0, 0)),
+        ((0, -half_y, 0), (0, 1, 0)),
+        ((0, half_y, 0), (0, -1, 0)),
+    ):
+        world.add_collider_plane(point, normal, friction=0.5)
+    rng = np.random.default_rng(7)
+    layers = []
+    for name, bottom in (("WATER", 0.0), ("OIL", depth)):
+        points = fill_mesh_with_fluid(
+            *box_mesh((2 * half_x, 2 * half_y, depth), (0, 0, bottom + depth / 2)), R
+        )
+        layers.append(
+            world.add_fluid(points + 1e-3 * R * rng.standard_normal(points.shape), **FLUID_PRESETS[name])
+        )
+    water, oil = layers
+
+    def mass_centre() -> float:
+        return float(0.9 * oil.positions[:, 2].mean() + water.positions[:, 2].mean()) / 1.9
+
+    start = mass_centre()
+    for _ in range(FPS):
+        world.step(1.0 / FPS)
+    assert oil.positions[:, 2].min() > water.positions[:, 2].max()
+    assert mass_centre() <= start
+    assert abs(water.positions[:, 2].mean() - depth / 2) < 0.03 * depth / 2
+    assert abs(oil.positions[:, 2].mean() - 1.5 * depth) < 0.03 * 1.5 * depth
