@@ -17,7 +17,8 @@ Methods:
   density iteration per step (``--iterations``; 0: until the density error is below 0.05%): the same 16
   small steps per 1/24 s frame as our World's default budget (substeps 4 x iterations 4). Ours repeats
   its density pass up to ``fluid.MAX_DENSITY_ITERATIONS`` times per small step while the mean density
-  error is above ``fluid.DENSITY_TOLERANCE``; this peer runs one.
+  error is above ``fluid.DENSITY_TOLERANCE`` and the liquid is at rest (a flowing liquid runs one; the
+  bench's row "ours, 1 density pass" caps it at one); this peer runs one.
 * ``DFSPH``: divergence-free SPH with DamBreakModel.json's own settings (CFL time step, factor 1, at most
   0.005 s; density error 0.05%, divergence error 0.1%, 2 to 100 iterations): the library's default way.
 

@@ -267,6 +267,9 @@ def console_summary(run: dict) -> str:
         a, b = _ms(run, scene, "ours"), _ms(run, scene, peer)
         if a is not None and b is not None:
             lines.append(f"  {scene} ours / {peer}: {a:.1f} / {b:.1f} ms = {a / b:.3g}x")
+    a, b = _ms(run, "S8", "ours, 1 density pass"), _ms(run, "S8", "SPlisHSPlasH PBF")
+    if a is not None and b is not None:  # like for like: one density iteration per small step both sides
+        lines.append(f"  S8 ours at 1 density pass / SPlisHSPlasH PBF: {a:.1f} / {b:.1f} ms = {a / b:.3g}x")
     lines.append("Targets (issue 8):")
     for t in targets(run):
         lines.append(f"  [{t['verdict']:4s}] {t['target']}: {t['measured']} (target {t['limit']})")

@@ -114,6 +114,8 @@ def jobs(quick: bool, peers: bool, only: set[str] | None, budget: float, frames_
         Job("S7-10k", "ours", "benchmarks.ours", ["S7-10k", *fr, *b], budget + 600),
         Job("S7-100k", "ours", "benchmarks.ours", ["S7-100k", "--frames", str(f100k), *b], budget + 1200),
         Job("S8", "ours", "benchmarks.ours", ["S8", *f8, *b], budget + 900),
+        # Like for like with SPlisHSPlasH's PBF (one density iteration per small step; issue 25).
+        Job("S8", "ours, 1 density pass", "benchmarks.ours", ["S8", "--passes", "1", *f8, *b], budget + 900),
     ]
     if peers:
         out += [

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +35,7 @@ from .collider_set import ColliderSet
 from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationInputError
 from .fastops import column_max, column_min, gather_difference, rows_all
+from .fluid_boundary import Boundary
 from .geometry import sample_interior
 from .neighbors import find_pairs
 from .pair_cache import PairCache
@@ -89,6 +89,21 @@ RELAXED_GAIN = 1.25
 # RELAXED_GAIN); shallow liquid (a mean error below 0.3 per cent) keeps its one pass per small step.
 DENSITY_TOLERANCE = 0.003
 MAX_DENSITY_ITERATIONS = 4  # the default of the world's liquid_density_passes (settings.py)
+# The passes after the first run only while the liquid is at rest: at least REST_SHARE of the live fluid
+# particles moved less than REST_GH g h^2 in this small step (slower than REST_GH g h, 0.2 m/s at 24 fps
+# and 16 small steps; the rest noise above is about g h). The level of still water is what the passes are
+# for; a flowing liquid's density error is mostly its motion's, above the tolerance in nearly every step,
+# and passes over all of it cost up to 1.9 times one pass (S8, issue 25). Measured shares below 8 g h: a
+# still tank 0.6 m deep 0.65-1 while its fill settles in its first 1.5 s, then 1; a 1.5 m dam break
+# (1,800 particles) 0-0.22 over its first 30 frames, a 1 m column 0.006-0.2 (all 1 in their first steps,
+# still at rest, when the error is within the tolerance anyway). At 4 g h the tank's share fell to 0.22:
+# the passes switched off and on while it settled, and the column's level shifted with them (one pass
+# holds it 0.5 per cent lower) into motion at 0.07 m/s rms. In zero gravity every step has one pass:
+# nothing is compressed by its weight. Passes over the resting particles alone were tried: they cost 10
+# per cent of a full pass each (the pair masks), and the velocity pass, seeing the first pass's pairs,
+# left the deep still tank's fastest particle at 0.82 g h (0.13 before).
+REST_GH = 8.0
+REST_SHARE = 0.5
 # Sleeping liquid: a fluid particle slower than SLEEP_GH * g h after a small step of length h is held
 # where it was (see FluidSolver.settle). Below 1, so liquid starting to fall (g h after one step) is never
 # held. One pass per small step leaves a rest noise of about g h (gravity added, then taken back
@@ -290,90 +305,6 @@ class WallDensity:
         return np.interp(sc, self.s, self.density, right=0.0), np.interp(sc, self.s, self.slope, right=0.0)
 
 
-# A mesh collider counts in the fluid's density through points sampled on its surface (Akinci et al.
-# 2012, "Versatile rigid-fluid coupling for incompressible SPH"), at most this many per collider; a
-# larger one (a 10 km ground) holds fluid by its contacts only.
-MAX_BOUNDARY_POINTS = 300_000
-# Boundary points are placed at most this fraction of the lattice spacing 2r apart.
-BOUNDARY_SPACING = 0.9
-
-
-def sample_surface(vertices: FloatArray, faces: IntArray, spacing: float) -> tuple[FloatArray, float]:
-    """Points on the triangles, at most ``spacing`` apart (a barycentric grid per triangle, shared
-    corners and edges merged), and the mesh's area, m^2."""
-    tri = vertices[faces]
-    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
-    area = 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
-    longest = np.max(np.linalg.norm(tri - np.roll(tri, 1, axis=1), axis=2), axis=1)
-    n = np.maximum(np.ceil(longest / spacing), 1).astype(np.int64)
-    parts = []
-    for k in np.unique(n):  # one barycentric table per subdivision count (a handful of values)
-        ii, jj = np.meshgrid(np.arange(k + 1), np.arange(k + 1), indexing="ij")
-        keep = ii + jj <= k
-        u, v = ii[keep] / k, jj[keep] / k
-        sel = n == k
-        pa, pb, pc = a[sel], b[sel], c[sel]
-        pts = pa[:, None] + u[None, :, None] * (pb - pa)[:, None] + v[None, :, None] * (pc - pa)[:, None]
-        parts.append(pts.reshape(-1, 3))
-    points = np.concatenate(parts) if parts else np.zeros((0, 3))
-    # Shared corners and edges: merge points closer than a quarter spacing (quantised; deterministic).
-    key = np.round(points / (0.25 * spacing)).astype(np.int64)
-    _, first = np.unique(key, axis=0, return_index=True)
-    return points[np.sort(first)], float(area.sum())
-
-
-class Boundary:
-    """Surface samples of the mesh colliders, in their frames, with the density weight psi of each
-    collider: the weight that makes a flat sampled surface stand in for the lattice beyond it
-    (``WallDensity`` at the contact distance r), from the samples' areal density."""
-
-    def __init__(self) -> None:
-        self._key: tuple[object, ...] = ()
-        self._placed: tuple[bytes, FloatArray] | None = None  # the last poses and the points placed there
-        self.local: list[FloatArray] = []
-        self.psi = np.zeros(0)
-
-    def points(
-        self, meshes: Sequence[MeshCollider], alpha: float, radius: float, wall: WallDensity, n0: float
-    ) -> FloatArray:
-        """(B, 3) world positions of all samples at fraction ``alpha`` of the frame (rebuilt when a
-        collider is added or rescaled; deforming colliders have none)."""
-        key = tuple((id(m), m._scale.tobytes(), m._deform is None) for m in meshes)
-        if key != self._key:
-            self._build(meshes, radius, wall, n0)
-            self._key = key
-            self._placed = None
-        poses = [mesh._pose_at(alpha) for mesh, local in zip(meshes, self.local, strict=True) if len(local)]
-        pose_key = b"".join(r.tobytes() + t.tobytes() for r, t in poses)
-        if self._placed is None or self._placed[0] != pose_key:  # colliders at rest: placed once
-            out = [
-                local @ r.T + t
-                for (r, t), local in zip(poses, [p for p in self.local if len(p)], strict=True)
-            ]
-            self._placed = (pose_key, np.concatenate(out) if out else np.zeros((0, 3)))
-        return self._placed[1]
-
-    def _build(self, meshes: Sequence[MeshCollider], radius: float, wall: WallDensity, n0: float) -> None:
-        h = KERNEL_RADII * radius
-        # Poly6 integrated over a plane at distance z: pi c (H^2 - z^2)^4 / 4, c = 315 / (64 pi H^9).
-        plane_integral = np.pi * (315.0 / (64.0 * np.pi * h**9)) * (h * h - radius * radius) ** 4 / 4.0
-        target = float(wall.lookup(np.array([radius]))[0][0])  # n_wall / n0 at the contact distance
-        self.local, psi = [], []
-        for mesh in meshes:
-            points = np.zeros((0, 3))
-            if mesh._deform is None:
-                spacing = BOUNDARY_SPACING * 2.0 * radius
-                shape = mesh.vertices @ mesh._scale.T
-                points, area = sample_surface(shape, mesh.faces, spacing)
-                if len(points) > MAX_BOUNDARY_POINTS or area <= 0.0:
-                    points = np.zeros((0, 3))
-                else:
-                    sigma = len(points) / area  # samples per m^2
-                    psi.append(np.full(len(points), target / (sigma * plane_integral / n0)))
-            self.local.append(points)
-        self.psi = np.concatenate(psi) if psi else np.zeros(0)
-
-
 class FluidSolver:
     """The fluid passes of one small step over a model's fluid particles.
 
@@ -530,19 +461,33 @@ class FluidSolver:
         active_in: BoolArray | None,
         alpha: float,
         max_passes: int = MAX_DENSITY_ITERATIONS,
+        start: FloatArray | None = None,
+        g_h2: float = 0.0,
     ) -> None:
         """The density constraints on the predicted positions ``x`` (in place): Jacobi passes until the
         mean density error is within DENSITY_TOLERANCE, at most ``max_passes`` (the world's
-        ``liquid_density_passes``).
+        ``liquid_density_passes``) while the liquid is at rest (``at_rest``), one pass while it flows.
 
         ``w`` (N,) are the inverse masses the corrections are split by (0: immovable); ``alpha`` the
-        fraction of the frame reached (mesh colliders' pose).
+        fraction of the frame reached (mesh colliders' pose); ``start`` (N, 3) the positions at the small
+        step's start and ``g_h2`` gravity times the small step squared, m (None: the liquid counts as
+        at rest).
         """
+        if start is not None and not self.at_rest(x_in, start, active_in, g_h2):
+            max_passes = 1
         self.density_iterations = 0
         for _ in range(max_passes):
             self.density_iterations += 1
             if self._density_pass(x_in, w_in, active_in, alpha) <= DENSITY_TOLERANCE:
                 break
+
+    def at_rest(self, x: FloatArray, start: FloatArray, active: BoolArray | None, g_h2: float) -> bool:
+        """Whether at least REST_SHARE of the live liquid moved less than REST_GH ``g_h2`` (m) from
+        ``start`` (N, 3) to ``x`` (N, 3) in this small step."""
+        live = self.is_fluid if active is None else self.is_fluid & active
+        d = x - start
+        slow = np.einsum("ij,ij->i", d, d) < (REST_GH * g_h2) ** 2
+        return bool(np.count_nonzero(slow & live) >= REST_SHARE * np.count_nonzero(live))
 
     def _density_pass(
         self, x_in: FloatArray, w_in: FloatArray, active_in: BoolArray | None, alpha: float

@@ -81,9 +81,10 @@ class SolverSettings:
             (or belong to a rigid body that does) are frozen for that step. Default 0 (off).
         liquid_density_passes: the most Jacobi passes of the liquids' density constraints per small
             step; passes repeat while the mean density error is above ``fluid.DENSITY_TOLERANCE`` (0.3 %,
-            PCISPH's stopping rule). Default 4: a deep still tank keeps its level and calms down. 1: one
-            pass, as PBF with one iteration; a flowing liquid runs up to about 2-4x faster, a deep tank
-            sits about 1 % low and its surface keeps moving.
+            PCISPH's stopping rule) and the liquid is at rest (``fluid.REST_SHARE`` of it slower than
+            ``fluid.REST_GH`` g h); a flowing liquid runs one. Default 4: a deep still tank keeps its
+            level and calms down. 1: one pass always, as PBF with one iteration; a deep tank sits about
+            1 % low and its surface keeps moving.
         rigid_sleep_threshold: rigid bodies whose particles have all been slower than this (m/s) for
             half a second while touching something, and all of whose neighbours have settled too, are
             held still (``core/sleep.py``); they wake when pushed past it. Default 0 (off).
@@ -175,9 +176,9 @@ class SolverSettings:
         4,
         label="Liquid Density Passes",
         description=(
-            "Most passes of a liquid's density solve per small step (they repeat while its mean density "
-            "error is above 0.3 %): 4 keeps deep still water level and calm; 1 runs a flowing liquid up "
-            "to about 2-4x faster, but a deep tank sits about 1 % low and its surface keeps moving"
+            "Most passes of a liquid's density solve per small step (they repeat while the liquid is at "
+            "rest and its mean density error is above 0.3 %; a flowing liquid runs one): 4 keeps deep "
+            "still water level and calm; 1 makes a deep tank sit about 1 % low with a moving surface"
         ),
         minimum=1,
         maximum=16,

@@ -29,6 +29,7 @@ from .depenetration import Depenetration
 from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
+from .fluid_hold import hold_fluid_out
 from .grain_support import SupportSweep
 from .joints import JointSystem
 from .kinematic import KinematicFrame
@@ -223,7 +224,7 @@ class Solver:
         )
         fluid, w_fluid = self.fluid_solver(), None
         if fluid is not None:  # density constraints (PBF), before shape matching and the cloth solves
-            w_fluid = self._fluid_density_pass(fluid, x_pred, active, alpha, dt_frame)
+            w_fluid = self._fluid_density_pass(fluid, x, x_pred, active, alpha, dt_frame, h)
         if model.shape_matching is not None:
             rot_prev = state.rigid_rotation  # the bodies' rotations at the step's start, for the joints
             self._solve_shape_matching(state, x_pred, touching)
@@ -356,7 +357,14 @@ class Solver:
 
     # ------------------------------------------------------------------ 5. fluid density, soft pins
     def _fluid_density_pass(
-        self, fluid: FluidSolver, x_pred: FloatArray, active: BoolArray | None, alpha: float, dt_frame: float
+        self,
+        fluid: FluidSolver,
+        x: FloatArray,
+        x_pred: FloatArray,
+        active: BoolArray | None,
+        alpha: float,
+        dt_frame: float,
+        h: float,
     ) -> FloatArray:
         """Density constraints (PBF): fluid against fluid and solids, before shape matching and the cloth
         solves so that pushed bodies stay rigid and cloth keeps its length. Returns the inverse masses
@@ -364,11 +372,13 @@ class Solver:
         w_fluid = self._fluid_inv_mass()
         sm = self.model.shape_matching
         before = x_pred[sm.idx] if sm is not None else None
-        fluid.solve_density(x_pred, w_fluid, active, alpha, int(self.settings.liquid_density_passes))
+        passes = int(self.settings.liquid_density_passes)  # after the first, over liquid near rest only
+        fluid.solve_density(x_pred, w_fluid, active, alpha, passes, x, self.g_norm * h * h)
         if sm is not None and before is not None:
             # What the fluid gave each rigid particle moves its whole body (rigid_impulse).
             x_pred[sm.idx] = before + rigid_impulse(sm, before, x_pred[sm.idx] - before)
-        self._hold_fluid_out(x_pred, alpha, dt_frame)
+        # Fluid the density solve pushed into a collider goes back onto its surface (fluid_hold.py).
+        hold_fluid_out(self.colliders, x_pred, self.sizes[0], alpha, dt_frame, self.model)
         return w_fluid
 
     def _solve_soft_pins(self, soft: SoftPinMotion, x_pred: FloatArray, alpha: float, h: float) -> None:
@@ -428,22 +438,6 @@ class Solver:
         if kin is not None:  # exactly the target pose (the fit would differ in the last bits)
             rot[kin.bodies], c[kin.bodies] = kin.end_rotation, kin.end_center
         state.rigid_rotation, state.rigid_center = rot, c
-
-    def _hold_fluid_out(self, x_pred: FloatArray, alpha: float, dt_frame: float) -> None:
-        """After the density solve, fluid it pushed into a collider goes back onto the surface (no
-        friction: the first contact pass applied it). Without this the pressure at the bottom of a deep
-        column pushed particles through the floor (a 2.5 m dam break at r = 2.5 cm: 67 mm out)."""
-        col = self.colliders.contacts(x_pred, self.sizes[0], alpha, dt_frame, 0.0)
-        if not len(col.idx):
-            return
-        keep = (col.depth > 0.0) & self.model.particle_is_fluid[col.idx]
-        if not keep.any():
-            return
-        col = ColliderContacts(
-            col.idx[keep], col.normal[keep], col.depth[keep], col.velocity[keep], col.friction[keep]
-        )
-        delta = collider_corrections(x_pred, None, col, 1.0, 1.0, self.model.particle_friction, 0.0)
-        apply_jacobi(x_pred, col.idx, delta, 1.0)
 
     def _fluid_inv_mass(self) -> FloatArray:
         """Inverse masses that split fluid pair corrections: the particles' own (a rigid particle's share
