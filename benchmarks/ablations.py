@@ -104,7 +104,7 @@ def _jacobi_stretch() -> None:
 
 def _add_at_accumulation() -> None:
     """Jacobi sums with ``np.add.at`` on (N, 3) rows instead of one flat ``np.bincount``."""
-    from unified_particles.core import distance, solver
+    from unified_particles.core import contact_pass, distance
 
     def jacobi_solve(self: Any, x: Any) -> None:
         xab = x[self.ab]
@@ -113,7 +113,7 @@ def _add_at_accumulation() -> None:
         d *= (self.rest / np.maximum(dist, 1e-12) - 1.0)[:, None]
         np.add.at(x, self.ab, self.k[:, None] * np.concatenate([d, d]))
 
-    exact = solver.apply_pair_jacobi
+    exact = contact_pass.apply_pair_jacobi
 
     def pair_jacobi(x: Any, idx: Any, delta: Any, omega: float, share: Any = None) -> None:
         if share is not None:  # several sizes: counted by mass (corrections.py), not ablated
@@ -125,7 +125,7 @@ def _add_at_accumulation() -> None:
         np.add.at(x, idx, delta.T * np.concatenate([scale, scale])[:, None])
 
     distance.JacobiSolver.solve = jacobi_solve  # type: ignore[method-assign]
-    solver.apply_pair_jacobi = pair_jacobi
+    contact_pass.apply_pair_jacobi = pair_jacobi
 
 
 def _fancy_index_gather() -> None:

@@ -264,7 +264,7 @@ def particle_contacts(
     d = np.take(xt, i, axis=1)
     d -= np.take(xt, j, axis=1)  # in place: one temporary less on million-pair lists
     if np.ndim(radius) > 0 and sdf_depth is not None and sdf_normal is not None and sdf_faces is not None:
-        coarse = _coarse_faces(d, i, j, radius, sdf_depth, sdf_normal, sdf_faces)  # type: ignore[arg-type]
+        coarse = coarse_faces(d, i, j, radius, sdf_depth, sdf_normal, sdf_faces)  # type: ignore[arg-type]
         if coarse is not None:  # those pairs meet a face; the others go on as sphere pairs
             face = _coarse_face_contacts(
                 xt, x_prev, i, j, *coarse, w, radius, max_mass_ratio,  # type: ignore[arg-type]
@@ -538,7 +538,7 @@ def coarse_pairs(
 ) -> tuple[IntArray, BoolArray]:
     """Of pairs (i, j), those with a ``coarse`` (:func:`coarse_surface_of`) side at least
     ``COARSE_FACE_RATIO`` times the other, (S,) into the pairs, and (S,) whether that side is j. The
-    contacts (:func:`_coarse_faces`) and the candidate list's slab cut (``face_slab.slab_keep``) both ask."""
+    contacts (:func:`coarse_faces`) and the candidate list's slab cut (``face_slab.slab_keep``) both ask."""
     ri, rj = radius[i], radius[j]
     big_i = coarse[i] & (ri >= COARSE_FACE_RATIO * rj)
     big_j = coarse[j] & (rj >= COARSE_FACE_RATIO * ri)
@@ -546,7 +546,7 @@ def coarse_pairs(
     return sub, big_j[sub]
 
 
-def _coarse_faces(
+def coarse_faces(
     d: FloatArray,
     i: IntArray,
     j: IntArray,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from .contacts import FacesFn, _coarse_faces
+from .contacts import FacesFn, coarse_faces
 from .model import ParticleModel
 
 FloatArray = NDArray[np.float64]
@@ -73,7 +73,7 @@ def support_bodies(
     3 cm bed to the floor at its full speed (2.4 m/s after 0.3 m). Shock propagation (Macklin et al.
     2014 Sec. 4.3, after Guendelman, Bridson and Fedkiw 2003, Sec. 7) treats the supported layers below
     as immovable for what rests on them; this pass does that for the bodies, after the grains were
-    supported, at the body level: the step each body's face contacts (``contacts._coarse_faces``,
+    supported, at the body level: the step each body's face contacts (``contacts.coarse_faces``,
     pushes within ~60 degrees of up, ``SUPPORT_COS``) with grains ask is one body motion.
 
     Energy-safe, as the grain pass: the body is moved by lambda along n, its contacts' pushes weighted
@@ -107,7 +107,7 @@ def support_bodies(
         return
     xt = np.ascontiguousarray(x_pred.T)
     d = np.take(xt, pair_i, axis=1) - np.take(xt, pair_j, axis=1)
-    coarse = _coarse_faces(d, pair_i, pair_j, radius, depth, normal, faces)
+    coarse = coarse_faces(d, pair_i, pair_j, radius, depth, normal, faces)
     if coarse is None:
         return
     pick, n, gap = coarse

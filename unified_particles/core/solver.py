@@ -2,8 +2,8 @@
 """The solver step (Macklin et al. 2014, Algorithm 1) and its passes, over a model and a state.
 
 :meth:`Solver.small_step` is the algorithm, numbered as in docs/physics.md. Each constraint family
-is a pure function in its own module (contacts, colliders, shape_matching, distance); this module
-finds the candidates, scales the masses, applies the Jacobi-averaged corrections (``corrections``) and
+is a pure function in its own module (contacts, colliders, shape_matching, distance; the contact pass
+in ``contact_pass``); this module finds the candidates, applies the Jacobi-averaged corrections and
 handles restitution and sleeping; blow-ups are detected by ``divergence``. The model
 (:class:`~.model.ParticleModel`) is read only; the state (:class:`~.state.ParticleState`) is advanced
 in place.
@@ -18,13 +18,14 @@ from numpy.typing import NDArray
 
 from . import depenetration
 from .air import Air
-from .cloth_contacts import CLOTH_CONTACT_SLOP_RADII, hold_loads_on_cloth
 from .cloth_triangles import ClothTriangles
 from .collider_set import ColliderSet
-from .colliders import ColliderContacts, collider_corrections
+from .colliders import ColliderContacts
 from .contact_mass import scaled_contact_inv_mass
-from .contacts import COHESION_RANGE_RADII, FacesFn, particle_contacts, rolling_resistance
-from .corrections import apply_jacobi, apply_pair_jacobi, clamp_speed, rigid_impulse
+from .contact_pass import RESTITUTION_REST_STEPS, cloth_contact_pass, contact_pass, rigid_sdf_world
+from .contact_pass import TOUCH_TOLERANCE_RADII as TOUCH_TOLERANCE_RADII  # re-exported (tests, docs)
+from .contacts import COHESION_RANGE_RADII, FacesFn
+from .corrections import clamp_speed, rigid_impulse
 from .depenetration import Depenetration
 from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
@@ -37,7 +38,7 @@ from .model import ParticleModel
 from .neighbors import find_pairs, pairs_touching
 from .pair_cache import PairCache
 from .pair_filter import filter_pairs
-from .parallel import pair_chunks_map, resolve_threads
+from .parallel import resolve_threads
 from .pins import PinMotion, SoftPinMotion
 from .projection import DistanceSolver, distance_solvers, renew_coarse
 from .rest_check import RestCheck
@@ -48,12 +49,7 @@ from .sleep import sleep_rigid_bodies
 from .state import ParticleState
 from .struck import (
     bound_rebound,
-    contact_planes,
     hold_grains_out_at_end,
-    hold_out,
-    hold_out_of_kinematic,
-    moving_contacts,
-    push_struck_bodies,
     struck_contacts,
 )
 from .sweep import limit_fast_paths
@@ -72,12 +68,6 @@ REFRESH_AHEAD = 0.5
 # Below this many particles a full search is cheap: the refresh's per-call overhead does not pay.
 INCREMENTAL_MIN_PARTICLES = 20_000
 SIZED_REFRESH = (REFRESH_AHEAD, INCREMENTAL_MAX_FRACTION, INCREMENTAL_MIN_PARTICLES, COHESION_RANGE_RADII)
-# A particle within this many radii of a contact counts as touching for the shape-matching weights:
-# resting contacts flicker on and off at exactly zero gap, and weights that flicker inject energy.
-TOUCH_TOLERANCE_RADII = 0.1
-# Collider contacts approaching slower than the speed gravity adds in this many small steps do not
-# bounce, so resting contacts stay at rest.
-RESTITUTION_REST_STEPS = 2.0
 # Distance solvers are cached per small-step size h; a few frame rates at most are in use at once.
 DISTANCE_SOLVER_CACHE_SIZE = 8
 
@@ -589,121 +579,14 @@ class Solver:
         h: float,
         apply: bool = False,
     ) -> tuple[FloatArray, BoolArray, ColliderContacts]:
-        """Collider contacts then particle contacts (with friction when ``x_prev`` is given).
-
-        With ``apply`` the corrections are applied to ``x_pred`` in place family by family; without,
-        the summed corrections are returned (stabilization applies them to x and x*).
-        Returns (delta (N, 3), touching (N,) bool, collider contacts).
-        """
-        s, model = self.settings, self.model
-        n = len(x_pred)
-        target = x_pred if apply else x_pred.copy()
-        touching = np.zeros(n, dtype=bool)
-        r = self.sizes[0]
-        tol = TOUCH_TOLERANCE_RADII * r
-        col = self.colliders.contacts(target, r, alpha, dt_frame, tol, x_prev, h)
-        if x_prev is not None:
-            self.collider_push, self.last_word = np.zeros(0), False
-        if len(col.idx):
-            touching[col.idx] = True
-            # Pinned particles (zero inverse mass) never move: a collider must not push them either.
-            # It did: a post collider touching a hammock's pinned edge shoved one pin inwards, and with
-            # no gravity or contact to stop it the pin then slid across the scene at constant speed,
-            # pulling a 1.2 m ridge of cloth through the hammock that tipped the loads off its side.
-            dynamic = model.particle_dynamic if self._dynamic is None else self._dynamic  # kinematic: held
-            active = (col.depth > 0.0) & dynamic[col.idx]
-            # Fluid grips colliders as every particle does: Coulomb friction with the mean of both sides'
-            # coefficients, the fluid's own being 0 (issue 25: on frictionless floors a dropped cube of
-            # water kept sliding at 1.3 m/s as isolated beads, 6 m wide after 3 s).
-            if not active.all():
-                col = ColliderContacts(
-                    col.idx[active],
-                    col.normal[active],
-                    col.depth[active],
-                    col.velocity[active],
-                    col.friction[active],
-                )
-            pressed = col.depth.copy()  # friction keeps the whole contact's depth
-            rest_speed = RESTITUTION_REST_STEPS * self.g_norm * h
-            # Planes never move: without mesh colliders no contact strikes or needs holding (struck.py).
-            moving = x_prev is not None and len(self.colliders.meshes) > 0
-            shifted = push_struck_bodies(target, col, model, rest_speed) if moving else 0.0
-            delta = collider_corrections(
-                target,
-                x_prev,
-                col,
-                s.static_friction_scale,
-                s.dynamic_friction_scale,
-                model.particle_friction,
-                h,
-                pressed,
-                model.grain_kinetic_ratio,
-            )
-            plane = contact_planes(target, col) if moving else None
-            count = apply_jacobi(target, col.idx, delta, 1.0)
-            if x_prev is not None:  # how far each contact moved its particle (read by struck_contacts)
-                self.collider_push = np.maximum(col.depth, 0.0) / count[col.idx]
-            if moving and plane is not None:
-                # Moving colliders: each contact in full, not averaged with the particle's others.
-                self.collider_push = shifted + self.collider_push + hold_out(target, col, plane)
-                self.last_word = bool(moving_contacts(col).any())  # held again at the step's end
-        if len(pair_i):
-            # Large lists in fixed chunks of pairs on the thread pool (core/parallel.py): the same
-            # arrays as one call. Positions are passed as transposed views of coordinate-major
-            # copies, so particle_contacts does not copy them again for every chunk.
-            xt = np.ascontiguousarray(target.T)
-            pt = None if x_prev is None else np.ascontiguousarray(x_prev.T)
-            sdf = self._rigid_sdf_world(state)
-            idx, delta, near = pair_chunks_map(
-                lambda ci, cj: particle_contacts(
-                    xt.T, None if pt is None else pt.T, ci, cj, w_contact, r, s.max_mass_ratio,
-                    model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
-                    model.particle_cohesion if model.has_cohesion else None, *sdf, touch_tolerance=tol,
-                    kinetic=model.grain_kinetic,
-                ),
-                pair_i, pair_j, resolve_threads(s.threads),
-            )  # fmt: skip
-            touching[near] = True
-            if apply and len(idx) and self.soft_gain is not None:  # soft particles' contact mass (soft.py)
-                delta = delta * self.soft_gain[idx]
-            if len(idx):  # with several sizes a rigid particle counts its partners by mass (corrections.py)
-                share = None if np.ndim(r) == 0 else (model.particle_inv_mass, self._rigid_mask())
-                apply_pair_jacobi(target, idx, delta, s.relaxation, share)
-                if model.has_rolling_friction and x_prev is not None:
-                    # Grains' rolling resistance (contacts.rolling_resistance), on the pairs just
-                    # active, after their non-penetration corrections.
-                    k = len(idx) // 2
-                    idx, delta = rolling_resistance(
-                        target, x_prev, idx[:k], idx[k:], w_contact, r,
-                        model.particle_rolling_friction, s.max_mass_ratio,
-                    )  # fmt: skip
-                    if len(idx):
-                        apply_pair_jacobi(target, idx, delta, s.relaxation, share)
-            if x_prev is not None and self.kinematic is not None:  # infinite mass: last word (struck.py)
-                hold_out_of_kinematic(
-                    target, self.kinematic, pair_i, pair_j, w_contact, r, s.max_mass_ratio,
-                    sdf, model,
-                )  # fmt: skip
-        if self.cloth_triangles is not None and x_prev is not None:  # what the vertices let through
-            touching[self.cloth_triangles.solve(model, s, target, x_prev, w_contact, *self.sizes)] = True
-        return target - x_pred, touching, col
+        """Collider then particle contacts (``contact_pass.contact_pass``, where the Args are)."""
+        return contact_pass(self, state, x_pred, x_prev, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply)
 
     def _cloth_contact_pass(
         self, state: ParticleState, x_pred: FloatArray, pair_i: IntArray, pair_j: IntArray, w: FloatArray
     ) -> tuple[IntArray, FloatArray]:
-        """Cloth-load contacts once more after the stretch solve, cloth held, with friction; returns the
-        loads' corrections that must not become velocity (``cloth_contacts.hold_loads_on_cloth``)."""
-        s, x, ct = self.settings, state.positions, self.cloth_triangles
-        tri = (
-            None
-            if ct is None
-            else ct.contacts(self.model, s, x_pred, x, w, CLOTH_CONTACT_SLOP_RADII, *self.sizes)
-        )
-        return hold_loads_on_cloth(
-            x, x_pred, pair_i, pair_j, self.model.particle_is_cloth, w, self.sizes[0],
-            s.relaxation, self.model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
-            self._rigid_sdf_world(state), tri,
-        )  # fmt: skip
+        """Cloth-load contacts after the stretch solve (``contact_pass.cloth_contact_pass``)."""
+        return cloth_contact_pass(self, state, x_pred, pair_i, pair_j, w)
 
     def _rigid_mask(self) -> BoolArray:
         """(N,) bool: the rigid particles (finite depth below their body's outer layer), cached."""
@@ -714,34 +597,8 @@ class Solver:
     def _rigid_sdf_world(
         self, state: ParticleState
     ) -> tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None, FacesFn | None]:
-        """Per-particle SDF depth, and functions rotating the stored SDF normals and the nearest faces'
-        directions (``model.rigid_faces``) to world space."""
-        model = self.model
-        sm = model.shape_matching
-        if sm is None:
-            return None, None, None
-        rotation = state.rigid_rotation
-        body_of = model.particle_rigid_body
-        local = model.particle_sdf_normal
-
-        def normal(idx: IntArray) -> FloatArray:
-            # (3, K), coordinate-major. Non-rigid particles have a zero local normal, so any rotation
-            # gives zero.
-            return np.asarray(np.einsum("kij,kj->ik", rotation[body_of[idx]], local[idx]), dtype=np.float64)
-
-        if self._rigid_row is None:  # particle -> its row in the rigid arrays (sm.idx order)
-            self._rigid_row = np.zeros(model.particle_count, np.int64)
-            self._rigid_row[sm.idx] = np.arange(len(sm.idx))
-            self._rigid_faces_t = np.ascontiguousarray(model.rigid_faces.reshape(len(sm.idx), -1).T)
-        row, faces_t = self._rigid_row, self._rigid_faces_t
-        rotation_t = np.ascontiguousarray(rotation.reshape(-1, 9).T)
-
-        def faces(idx: IntArray) -> tuple[FloatArray, FloatArray]:
-            # Rigid particles only, coordinate-major: nearest faces (3F, K) in the build frame,
-            # rotations (9, K).
-            return np.take(faces_t, row[idx], axis=1), np.take(rotation_t, body_of[idx], axis=1)
-
-        return model.particle_sdf_depth, normal, faces
+        """Rigid particles' SDF depth, world normals and faces (``contact_pass.rigid_sdf_world``)."""
+        return rigid_sdf_world(self, state)
 
     # ------------------------------------------------------------------ 5. shape matching, distances
     def _rigid_goals(self, x: FloatArray, touching: BoolArray) -> tuple[FloatArray, FloatArray]:
