@@ -137,7 +137,7 @@ def slab_keep(
     row = np.zeros(len(r), dtype=np.int64)
     row[sm.idx] = np.arange(len(sm.idx))
     # The outward directions in the build frame, (S, 4, 3): the SDF normal, then the nearest faces (zero
-    # rows where fewer, whose height 0 is in the max as in contacts._coarse_faces).
+    # rows where fewer, whose height 0 is in the max as in contacts.coarse_faces).
     dirs = np.concatenate([model.particle_sdf_normal[b][:, None, :], model.rigid_faces[row[b]]], axis=1)
     body_e = np.einsum("sab,sa->sb", rot, e)  # R^T e: (R d) . e = d . (R^T e)
     h = np.einsum("sdb,sb->sd", dirs, body_e).max(axis=1)

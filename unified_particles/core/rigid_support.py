@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .contacts import FacesFn, coarse_faces
+from .face_plan import FacePlan
 from .model import ParticleModel
 
 FloatArray = NDArray[np.float64]
@@ -24,11 +25,14 @@ SUPPORT_COS = 0.5
 
 class BodySupport:
     """:func:`support_bodies` with the rigid-grain pairs of the candidate list picked once per list (the
-    list is kept for many small steps, ``PairCache``; a byte gather over a million pairs costs ~1 ms)."""
+    list is kept for many small steps, ``PairCache``; a byte gather over a million pairs costs ~1 ms),
+    and their coarse faces found by a :class:`face_plan.FacePlan` of those pairs."""
 
     def __init__(self) -> None:
         self._key: IntArray | None = None
-        self._pairs = np.zeros(0, np.int64)
+        self._i = np.zeros(0, np.int64)
+        self._j = np.zeros(0, np.int64)
+        self._plan = FacePlan()
 
     def __call__(
         self,
@@ -46,11 +50,14 @@ class BodySupport:
         """:func:`support_bodies` (same arguments), ``x_pred`` corrected in place."""
         if self._key is not pair_i:
             rigid = np.isfinite(model.particle_sdf_depth)
-            self._pairs = np.flatnonzero((rigid[pair_i] & grain[pair_j]) | (grain[pair_i] & rigid[pair_j]))
-            self._key = pair_i
-        if len(self._pairs):
-            i, j = pair_i[self._pairs], pair_j[self._pairs]
-            support_bodies(x, x_pred, i, j, radius, sdf, model, gravity, friction_scales)
+            pairs = np.flatnonzero((rigid[pair_i] & grain[pair_j]) | (grain[pair_i] & rigid[pair_j]))
+            self._i, self._j, self._key = pair_i[pairs], pair_j[pairs], pair_i
+        depth, normal, faces = sdf
+        if not len(self._i) or depth is None or normal is None or faces is None:
+            return
+        i, j = self._i, self._j
+        coarse = self._plan.faces(np.ascontiguousarray(x_pred.T), i, j, radius, depth, normal, faces)
+        _support(x, x_pred, i, j, coarse, depth, model, gravity, friction_scales)
 
 
 def support_bodies(
@@ -100,15 +107,31 @@ def support_bodies(
         gravity: (3,) m/s^2; the up direction is against it.
         friction_scales: the settings' (static, dynamic) friction scales (``contacts._friction``).
     """
-    sm = model.shape_matching
     depth, normal, faces = sdf
-    g = float(np.linalg.norm(gravity))
-    if sm is None or depth is None or normal is None or faces is None or g == 0.0:
+    if depth is None or normal is None or faces is None:
         return
     xt = np.ascontiguousarray(x_pred.T)
     d = np.take(xt, pair_i, axis=1) - np.take(xt, pair_j, axis=1)
     coarse = coarse_faces(d, pair_i, pair_j, radius, depth, normal, faces)
-    if coarse is None:
+    _support(x, x_pred, pair_i, pair_j, coarse, depth, model, gravity, friction_scales)
+
+
+def _support(
+    x: FloatArray,
+    x_pred: FloatArray,
+    pair_i: IntArray,
+    pair_j: IntArray,
+    coarse: tuple[IntArray, FloatArray, FloatArray] | None,
+    depth: FloatArray,
+    model: ParticleModel,
+    gravity: FloatArray,
+    friction_scales: tuple[float, float],
+) -> None:
+    """:func:`support_bodies` from the pairs' coarse faces ``coarse`` (``contacts.coarse_faces``'s
+    result for pairs (pair_i, pair_j)); ``depth`` (N,) the rigid particles' SDF depths."""
+    sm = model.shape_matching
+    g = float(np.linalg.norm(gravity))
+    if sm is None or coarse is None or g == 0.0:
         return
     pick, n, gap = coarse
     over = np.flatnonzero(gap < 0.0)
