@@ -127,3 +127,28 @@ def test_a_snapshot_resumes_the_sleep_counters_bit_for_bit() -> None:
         resumed.step(1.0 / FPS)
     assert np.array_equal(straight.positions, resumed.positions)
     assert np.array_equal(straight.state().rigid_still_steps, resumed.state().rigid_still_steps)
+
+
+def test_a_box_asleep_on_a_platform_is_carried_when_the_platform_starts_moving() -> None:
+    # test_colliders' moving platform, with the box asleep first (0.5 s still after 0.5 s of settling).
+    # Static friction then carries it at the platform's speed u, u t over 1 s (5 % for the friction's
+    # start-up slip, as there). Without the wake rule (a moving collider wakes what it touches) the
+    # platform's friction gave the box mu g h = 0.02 m/s per small step, under the threshold: held, 0 m.
+    from unified_particles.core.colliders import MeshCollider
+
+    w = World(radius=SIDE / 6, rigid_sleep_threshold=THRESHOLD)
+    col = w.add_collider_mesh(*box_mesh((6.0, 2.0, 0.2), (0.0, 0.0, -0.1)), friction=0.8)
+    assert isinstance(col, MeshCollider)
+    box = w.add_rigid(*box_mesh((SIDE, SIDE, SIDE), (0.0, 0.0, SIDE / 2)), friction=0.8)
+    for _ in range(FPS):
+        w.step(1.0 / FPS)
+    h = 1.0 / (FPS * w.settings.substeps * w.settings.iterations)
+    assert w.state().rigid_still_steps[0] == sleep_steps(h)  # asleep
+    x0, u = box.center.copy(), 0.5
+    for k in range(1, FPS + 1):
+        m = np.eye(4)
+        m[0, 3] = u * k / FPS
+        col.set_transform(m)
+        w.step(1.0 / FPS)
+    assert box.center[0] - x0[0] == pytest.approx(u * 1.0, rel=0.05)
+    assert box.center[2] == pytest.approx(SIDE / 2, abs=5e-3)

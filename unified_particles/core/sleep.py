@@ -28,12 +28,17 @@ that sleeps whole is a fixed point of the small step and ``rest_check`` ends its
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .model import ParticleModel
 from .state import ParticleState
+
+if TYPE_CHECKING:
+    from .joints import JointSystem
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -42,6 +47,46 @@ BoolArray = NDArray[np.bool_]
 # A body must be slow this long (s) before it sleeps: long enough that a body accelerating from rest at
 # more than threshold / this (0.1 m/s^2 at 0.05 m/s) passes the threshold first and never sleeps.
 RIGID_SLEEP_SECONDS = 0.5
+
+
+@dataclass
+class Wake:
+    """What moves rigid bodies this small step besides contacts: each wakes the bodies it acts on.
+
+    Attributes:
+        contact_idx: (K,) particles in collider contacts this small step.
+        contact_velocity: (K, 3) the surface's velocity at each, m/s (nonzero: a moving collider).
+        field_pushed: (N,) bool, particles whose velocity a force field changed, or None.
+        tied: (B,) bool, bodies in an intact joint or tied to a rope, or None.
+    """
+
+    contact_idx: IntArray
+    contact_velocity: FloatArray
+    field_pushed: BoolArray | None = None
+    tied: BoolArray | None = None
+
+
+def tied_bodies(
+    model: ParticleModel, joints: JointSystem | None, cache: dict[str, object]
+) -> BoolArray | None:
+    """(B,) bool, the bodies in an intact joint or tied to a rope (a joint's motor, a rope's pull or a
+    moving partner acts on them through the tie, not through a contact), or None without any; ``cache``
+    keeps it per model and set of intact joints (the joints' handles are listed once, not every step)."""
+    sm = model.shape_matching
+    if sm is None or (model.rope_ties is None and (joints is None or not len(joints))):
+        return None
+    broken = b"" if joints is None else joints.broken.tobytes()
+    key = (id(sm), broken, id(model.rope_ties))
+    if cache.get("key") != key:
+        tied = np.zeros(sm.n_bodies, dtype=bool)
+        if model.rope_ties is not None:
+            tied[model.rope_ties.body] = True
+        if joints is not None:
+            ends = [(j.body_a, j.body_b) for j in joints.joints if not j.broken]
+            numbers = [b.number for pair in ends for b in pair if b is not None]
+            tied[np.asarray(numbers, np.int64)] = True
+        cache["key"], cache["tied"] = key, tied
+    return cache["tied"]  # type: ignore[return-value]
 
 
 def sleep_steps(h: float) -> int:
@@ -58,6 +103,7 @@ def sleep_rigid_bodies(
     pair_i: IntArray,
     pair_j: IntArray,
     kinematic: BoolArray | None,
+    wake: Wake | None = None,
 ) -> None:
     """Advance each rigid body's still counter and hold the bodies that sleep (see the module docstring).
 
@@ -69,15 +115,21 @@ def sleep_rigid_bodies(
         threshold: speed below which a particle is slow, m/s (> 0).
         h: the small step, s.
         pair_i, pair_j: (P,) this step's candidate pairs.
-        kinematic: (B,) bool, kinematic bodies (never sleep), or None.
+        kinematic: (B,) bool, kinematic bodies (never sleep; they settle their partners only while
+            they stand still), or None.
+        wake: what acts on bodies besides contacts this small step (:class:`Wake`), or None.
     """
     sm = model.shape_matching
     if sm is None or not sm.n_bodies:
         return
     v, x = state.velocities, state.positions
-    slow = np.einsum("ij,ij->i", v, v) < threshold * threshold  # (N,)
+    speed2 = np.einsum("ij,ij->i", v, v)
+    slow = speed2 < threshold * threshold  # (N,)
     fast_count = np.bincount(sm.body, weights=~slow[sm.rows], minlength=sm.n_bodies)
     still = (fast_count == 0.0) & (state.rigid_touch_count > 0.0)
+    driven = _driven_bodies(model, wake, len(x))
+    if driven is not None:  # a moving collider, a force field or a tie acts on it: awake (module doc)
+        still &= ~driven
     if kinematic is not None:
         still &= ~kinematic
     limit = float(sleep_steps(h))
@@ -86,20 +138,73 @@ def sleep_rigid_bodies(
     ready = count >= limit
     if not ready.any():
         return
-    # Settled particles: those of bodies that have been still long enough, any other slow one.
+    # Settled particles: those of bodies that have been still long enough, any other slow one; a
+    # kinematic body's only while it stands still (its path velocity is exactly zero).
     settled = slow.copy()
     settled[sm.rows] = ready[sm.body]
+    if kinematic is not None:
+        kin_rows = sm.idx[kinematic[sm.body]]
+        settled[kin_rows] = speed2[kin_rows] == 0.0
     if len(pair_i):
-        # A body any of whose candidate partners is not settled stays awake (both sides of each pair).
-        body_of = np.full(len(x), -1, np.int64)  # -1: not rigid
-        body_of[sm.rows] = sm.body
-        rigid_i, rigid_j = body_of[pair_i], body_of[pair_j]
-        awake = np.zeros(sm.n_bodies, dtype=bool)
-        hit = (rigid_i >= 0) & ~settled[pair_j]
-        awake[rigid_i[hit]] = True
-        hit = (rigid_j >= 0) & ~settled[pair_i]
-        awake[rigid_j[hit]] = True
-        ready &= ~awake
+        ready = _islands(sm.body, sm.idx, sm.n_bodies, ready, settled, pair_i, pair_j, len(x))
     rows = sm.idx[ready[sm.body]]  # the particles of the sleeping bodies
     v[rows] = 0.0
     x_pred[rows] = x[rows]
+
+
+def _driven_bodies(model: ParticleModel, wake: Wake | None, n: int) -> BoolArray | None:
+    """(B,) bool, the bodies something besides contacts moves this small step (``Wake``), or None."""
+    sm = model.shape_matching
+    if wake is None or sm is None:
+        return None
+    moved = np.zeros(n, dtype=bool)  # particles a moving surface, a field or a tie acts on
+    if len(wake.contact_idx):
+        moving = np.einsum("ij,ij->i", wake.contact_velocity, wake.contact_velocity) > 0.0
+        moved[wake.contact_idx[moving]] = True
+    if wake.field_pushed is not None:
+        moved |= wake.field_pushed
+    driven = np.bincount(sm.body, weights=moved[sm.rows], minlength=sm.n_bodies) > 0.0
+    if wake.tied is not None:
+        driven |= wake.tied
+    return driven
+
+
+def _islands(
+    body: IntArray,
+    rows: IntArray,
+    n_bodies: int,
+    ready: BoolArray,
+    settled: BoolArray,
+    pair_i: IntArray,
+    pair_j: IntArray,
+    n: int,
+) -> BoolArray:
+    """The ready bodies whose whole island is settled: a body with a candidate partner that is not
+    settled wakes, and so, in turn, does every ready body it may touch (rounds of propagation until none
+    wakes; each round is vectorized, and a pile needs about as many rounds as bodies in its tallest
+    chain). Returns the bodies that sleep, (B,) bool."""
+    body_of = np.full(n, -1, np.int64)  # -1: not rigid
+    body_of[rows] = body
+    rigid_i, rigid_j = body_of[pair_i], body_of[pair_j]
+    # Pairs between two bodies (their islands' edges); pairs with any other particle wake once.
+    awake = np.zeros(n_bodies, dtype=bool)
+    hit = (rigid_i >= 0) & ~settled[pair_j]
+    awake[rigid_i[hit]] = True
+    hit = (rigid_j >= 0) & ~settled[pair_i]
+    awake[rigid_j[hit]] = True
+    link = (rigid_i >= 0) & (rigid_j >= 0) & (rigid_i != rigid_j)
+    a, b = rigid_i[link], rigid_j[link]
+    if len(a):
+        key = np.unique(a * n_bodies + b)
+        a, b = key // n_bodies, key % n_bodies
+    asleep = ready & ~awake
+    while len(a):
+        # A sleeping body next to one that is awake (not sleeping: woken, or never ready) wakes.
+        woken = np.zeros(n_bodies, dtype=bool)
+        woken[a[~asleep[b]]] = True
+        woken[b[~asleep[a]]] = True
+        woken &= asleep
+        if not woken.any():
+            break
+        asleep &= ~woken
+    return asleep

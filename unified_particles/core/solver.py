@@ -45,7 +45,7 @@ from .rest_check import RestCheck
 from .rigid_support import BodySupport
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, pair_reach, refresh_sized, sized_candidates, world_sizes
-from .sleep import sleep_rigid_bodies
+from .sleep import Wake, sleep_rigid_bodies, tied_bodies
 from .state import ParticleState
 from .struck import (
     bound_rebound,
@@ -120,6 +120,8 @@ class Solver:
         self.body_support = BodySupport()  # then the bodies resting on grains (rigid_support.py)
         self.soft_gain: FloatArray | None = None  # (N,) soft particles' contact gain (soft.py)
         self.rest = RestCheck()  # a small step that changed nothing ends the frame (rest_check.py)
+        self.field_pushed: BoolArray | None = None  # (N,) particles a force field pushed (sleep.Wake)
+        self._tied: dict[str, object] = {}  # the bodies in joints or rope ties (sleep.tied_bodies)
 
     def invalidate(self) -> None:
         """The model changed (bodies added): drop the candidates and the cached distance solvers."""
@@ -279,7 +281,10 @@ class Solver:
             self._sleep(state, x_pred, touching)
         if s.rigid_sleep_threshold > 0.0 and model.shape_matching is not None:  # islands at rest (sleep.py)
             kin_bodies = None if kin is None else state.rigid_kinematic
-            sleep_rigid_bodies(model, state, x_pred, s.rigid_sleep_threshold, h, pair_i, pair_j, kin_bodies)
+            wake = Wake(col.idx, col.velocity, self.field_pushed, tied_bodies(model, self.joints, self._tied))
+            sleep_rigid_bodies(
+                model, state, x_pred, s.rigid_sleep_threshold, h, pair_i, pair_j, kin_bodies, wake
+            )
         x[...] = x_pred
         self.rest.after_step(state)
 
@@ -292,7 +297,9 @@ class Solver:
                 v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
         wind, air = None, None if self.air is None else self.air.vertices(len(v))
         if self.fields is not None:  # force fields (core/fields.py): v += h f_field / m; wind on air cloth
+            before = v.copy() if s.rigid_sleep_threshold > 0.0 else None  # a field wakes what it pushes
             wind = self.fields.apply(state, model, h, alpha * dt_frame, air)
+            self.field_pushed = None if before is None else np.any(v != before, axis=1)
         if self.air is not None:  # drag and lift of the air, still or wind (core/air.py, wind_air.py)
             self.air.apply(state.positions, v, model.particle_inv_mass, h, wind)
         if s.damping > 0.0:
