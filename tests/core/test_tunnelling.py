@@ -202,3 +202,26 @@ def test_fast_deforming_sheet_lifts_grain_it_overtakes() -> None:
     col.set_vertices(v + np.array([0.0, 0.0, 2.0]))
     w.step(1.0 / FPS)
     assert w.positions[0, 2] >= 2.0 + R - 1e-6
+
+
+@pytest.mark.parametrize("flipped", [False, True])
+@pytest.mark.parametrize("speed", [8.0, 12.7])
+def test_thin_cloth_falling_on_a_single_quad_ground_stays_on_it(speed: float, flipped: bool) -> None:
+    # Found on a public .blend made for Blender's cloth: a cloth of collision Distance 0.015 m in a scene
+    # of Particle Radius 0.05 m fell from 11 m (12.7 m/s) through a one-quad Collision ground. At the
+    # default 16 small steps a frame its vertices move 8 / (24 * 16) = 0.021 m a small step, under the
+    # sweep's half radius of the mesh (0.025 m), so a vertex that ended 2 mm past the two-sided quad got
+    # the far side's contact and was pushed through (measured before the fix: lowest vertex -5.2 m after
+    # half a second at 8 m/s). Every path that ends in contact with an open mesh is now swept, so the
+    # cloth rests at its thickness above the quad, either way the quad faces. Tolerance: one small step's
+    # fall under gravity, g h^2 = 9.81 / 384^2 = 6.7e-5 m.
+    w = World(radius=R)
+    v, f = grid_mesh(15.0, 2)
+    w.add_collider_mesh(v, f[:, ::-1] if flipped else f)
+    cv, cf = grid_mesh(2.0, 7, center=(0.0, 0.0, 0.5))
+    w.add_cloth(cv, cf, mass=49.0, thickness=0.015, initial_velocity=(0.0, 0.0, -speed))
+    lowest = np.inf
+    for _ in range(12):
+        w.step(1.0 / FPS)
+        lowest = min(lowest, float(w.positions[:, 2].min()))
+    assert lowest >= 0.015 - 1e-4

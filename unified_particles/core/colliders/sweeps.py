@@ -55,6 +55,11 @@ def crossed_paths(
         in_contact[touching] = True
         through = colliders.SWEEP_THROUGH_RADII * radius
         fast_mask &= in_contact | (step2 > through * through)
+    if not closed and touching.size:
+        # An open mesh is two-sided: a particle whose centre ends just past it (a slow path pressed
+        # through by a contact, or a thin particle's short path) gets the contact of the far side and
+        # is pushed on through. Every path that ends in contact is tested, so the side it came from holds.
+        fast_mask[touching] |= step2[touching] > 0.0
     if deform is not None and deform.max_vertex_travel() * (alpha - alpha_prev) > limit:
         # The surface itself moves fast: every particle near it is swept (relative to it).
         fast_mask |= rows_all((q >= deform.lo) & (q <= deform.hi))
