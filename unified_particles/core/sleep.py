@@ -18,11 +18,13 @@ when any of this is no longer true: something landing on it or pushing it gives 
 speed above the threshold in the solve (the counter restarts), and a body it may touch that moves
 keeps it awake. A body starting from rest escapes sleep when its acceleration exceeds
 threshold / ``RIGID_SLEEP_SECONDS`` (0.1 m/s^2 at 0.05 m/s): slower creep than that is stopped, as
-in every engine that sleeps. A steady force on a sleeping body (a moving platform's friction) wakes it
-only above threshold / h: below, its per-step gain a h stays under the threshold and it is held again
-(docs/physics.md, "Sleeping rigid bodies by islands": why this is off by default). Kinematic bodies
-never sleep. The counter stops at its limit, so a pile
-that sleeps whole is a fixed point of the small step and ``rest_check`` ends its frames early.
+in every engine that sleeps. A steady force on a sleeping body (a moving platform's friction) gives it
+only a h per step, under the threshold, so what moves bodies other than contacts wakes them
+(:class:`Wake`): a collider contact with a nonzero surface velocity, a force field that changed their
+velocity, an intact joint or a rope tie. A kinematic body settles its partners only while it stands
+still, and sleep spreads by islands (a ready body next to an awake one wakes, ``_islands``). Kinematic
+bodies never sleep. The counter stops at its limit, so a pile that sleeps whole is a fixed point of the
+small step and ``rest_check`` ends its frames early.
 """
 
 from __future__ import annotations
