@@ -86,6 +86,10 @@ class MeshCollider:
     _pose_cache: dict[bytes, tuple[FloatArray, FloatArray]] = field(
         default_factory=dict, init=False, repr=False
     )
+    # The last pose pair compared (see _motion): (frame start, target, their poses and whether they differ).
+    _motion_memo: (
+        tuple[FloatArray, FloatArray, tuple[FloatArray, FloatArray, FloatArray, FloatArray, bool]] | None
+    ) = field(default=None, init=False, repr=False)
     exact_contacts: bool = field(default=False, init=False)
     thinnest: float = field(default=math.inf, init=False)
 
@@ -213,19 +217,30 @@ class MeshCollider:
             self._pose_cache[key] = cached
         return cached
 
+    def _motion(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, bool]:
+        """(r0, t0, r1, t1, moving): the poses at the frame's start and target and whether they differ,
+        compared once per pair of pose matrices, not at every query (a collider at rest compared them 8
+        times per small step: 7 % of a small liquid scene's step, benchmarks/small_liquid_notes.md).
+        The matrices are replaced, never written in place, so the same two objects mean the same poses."""
+        start, target, memo = self._frame_start, self._transform, self._motion_memo
+        if memo is None or memo[0] is not start or memo[1] is not target:
+            r0, t0 = self._pose(start)
+            r1, t1 = self._pose(target)
+            moving = not (np.array_equal(r0, r1) and np.array_equal(t0, t1))
+            memo = self._motion_memo = (start, target, (r0, t0, r1, t1, moving))
+        return memo[2]
+
     def _pose_at(self, alpha: float) -> tuple[FloatArray, FloatArray]:
         """Rotation and translation at fraction ``alpha`` of the frame's rigid motion."""
-        r0, t0 = self._pose(self._frame_start)
-        r1, t1 = self._pose(self._transform)
-        if np.array_equal(r0, r1) and np.array_equal(t0, t1):
+        r0, t0, r1, t1, moving = self._motion()
+        if not moving:
             return r1, t1
         return r0 @ rotation_exp(alpha * rotation_log(r0.T @ r1)), t0 + alpha * (t1 - t0)
 
     def _surface_velocity(self, ql: FloatArray, dt_frame: float) -> FloatArray:
         """(K, 3) world velocity of the rigid motion at local points ``ql`` (zero at rest)."""
-        r0, t0 = self._pose(self._frame_start)
-        r1, t1 = self._pose(self._transform)
-        if dt_frame <= 0.0 or (np.array_equal(r0, r1) and np.array_equal(t0, t1)):
+        r0, t0, r1, t1, moving = self._motion()
+        if dt_frame <= 0.0 or not moving:
             return np.zeros_like(ql)
         return rotate_translate(ql, (r1 - r0).T, t1 - t0) / dt_frame
 
@@ -244,9 +259,7 @@ class MeshCollider:
         ``x_prev`` (positions at the start of the small step of length ``h``) fast particles also get
         swept contacts (see the class).
         """
-        r0, t0 = self._pose(self._frame_start)
-        r1, t1 = self._pose(self._transform)
-        moving = not (np.array_equal(r0, r1) and np.array_equal(t0, t1))
+        moving = self._motion()[4]
         r, t = self._pose_at(alpha)
         q = rotate_translate(x, r, -(t @ r))  # (x - t) R: world to local
         reach = self.radius + tolerance
