@@ -118,14 +118,18 @@ def contact_pass(
         xt = np.ascontiguousarray(target.T)
         pt = None if x_prev is None else np.ascontiguousarray(x_prev.T)
         sdf = rigid_sdf_world(solver, state)
+        # Several sizes: each chunk's coarse faces from a plan indexed once per list (face_plan.py).
+        plans = solver.face_plans if np.ndim(r) and sdf[0] is not None else None
+        views = None if plans is None else plans.chunks(pair_i, pair_j)
         idx, delta, near = pair_chunks_map(
             lambda ci, cj: particle_contacts(
                 xt.T, None if pt is None else pt.T, ci, cj, w_contact, r, s.max_mass_ratio,
                 model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
                 model.particle_cohesion if model.has_cohesion else None, *sdf, touch_tolerance=tol,
                 kinetic=model.grain_kinetic,
+                coarse_plan=None if plans is None else plans.coarse_fn(ci, r, *sdf),  # type: ignore[arg-type]
             ),
-            pair_i, pair_j, resolve_threads(s.threads),
+            pair_i, pair_j, resolve_threads(s.threads), views,
         )  # fmt: skip
         touching[near] = True
         if apply and len(idx) and solver.soft_gain is not None:  # soft particles' contact mass (soft.py)

@@ -21,6 +21,9 @@ _UP = np.array([[0.0], [0.0], [1.0]])
 # Rigid particle indices -> (nearest faces' directions in the body frame (3F, K), rotations (9, K)),
 # coordinate-major (see _face_dots).
 FacesFn = Callable[[IntArray], tuple[FloatArray, FloatArray]]
+# (positions (3, N) coordinate-major, i, j) -> the coarse-face pairs of the list (i, j) as
+# :func:`coarse_faces` returns them, or None (``face_plan.FacePlan``, indexed once per list).
+CoarseFn = Callable[[FloatArray, IntArray, IntArray], "tuple[IntArray, FloatArray, FloatArray] | None"]
 
 # A rigid particle whose centre lies deeper than this many radii below its body's outermost particle layer
 # (see World.add_rigid) is "interior": its stored SDF gradient, not the particle-pair direction, tells
@@ -208,6 +211,7 @@ def particle_contacts(
     sdf_faces: FacesFn | None = None,
     touch_tolerance: float | FloatArray = 0.0,
     kinetic: tuple[FloatArray, BoolArray] | None = None,
+    coarse_plan: CoarseFn | None = None,
 ) -> tuple[IntArray, FloatArray, IntArray]:
     """Corrections for candidate pairs (i, j) of particles of radius r (one, or r_i per particle).
 
@@ -252,6 +256,8 @@ def particle_contacts(
             pair's the mean of its two) count as touching.
         kinetic: ((N,) kinetic coefficient per particle, (N,) bool mask): pairs with both particles in
             the mask (grains) slide with the mean of their coefficients; None: all slide with ``friction``.
+        coarse_plan: the coarse-face pairs of this list (i, j) from a plan indexed once per list
+            (``face_plan.ChunkFacePlans``), in place of :func:`coarse_faces` (several sizes only).
 
     Returns:
         (idx, delta, touching): (2K,) particle indices and (3, 2K) position corrections, metres,
@@ -264,7 +270,11 @@ def particle_contacts(
     d = np.take(xt, i, axis=1)
     d -= np.take(xt, j, axis=1)  # in place: one temporary less on million-pair lists
     if np.ndim(radius) > 0 and sdf_depth is not None and sdf_normal is not None and sdf_faces is not None:
-        coarse = coarse_faces(d, i, j, radius, sdf_depth, sdf_normal, sdf_faces)  # type: ignore[arg-type]
+        coarse = (
+            coarse_faces(d, i, j, radius, sdf_depth, sdf_normal, sdf_faces)  # type: ignore[arg-type]
+            if coarse_plan is None
+            else coarse_plan(xt, i, j)
+        )
         if coarse is not None:  # those pairs meet a face; the others go on as sphere pairs
             face = _coarse_face_contacts(
                 xt, x_prev, i, j, *coarse, w, radius, max_mass_ratio,  # type: ignore[arg-type]

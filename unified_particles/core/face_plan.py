@@ -22,7 +22,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from .contacts import COARSE_FACE_LATERAL, FacesFn, coarse_pairs, coarse_surface_of
+from .contacts import COARSE_FACE_LATERAL, CoarseFn, FacesFn, coarse_pairs, coarse_surface_of
+from .parallel import pair_chunks
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -105,6 +106,42 @@ class FacePlan:
         gap = h[face] - self._r_big[face] - self._r_small[face]
         n = np.where(self._on_j[face], direction[:, face], -direction[:, face])
         return self._pairs[face], n, gap
+
+
+class ChunkFacePlans:
+    """A :class:`FacePlan` per chunk of the contact pass's candidate list (``parallel.pair_chunks``), so
+    ``contacts.particle_contacts`` finds its coarse faces as the body support pass does. The chunks are
+    views of the list made once per list: a plan keys on its chunk's arrays, which
+    ``parallel.pair_chunks_map`` would otherwise slice afresh at every pass."""
+
+    def __init__(self) -> None:
+        self._key: tuple[IntArray, IntArray] | None = None
+        self._views: list[tuple[IntArray, IntArray]] = []
+        self._plans: dict[int, FacePlan] = {}  # id of a chunk's i (held in _views) -> its plan
+
+    def chunks(self, i: IntArray, j: IntArray) -> list[tuple[IntArray, IntArray]]:
+        """The chunks (i, j) of the list (i, j) as ``parallel.pair_chunks`` cuts them, the same objects
+        while the list is."""
+        if self._key is None or self._key[0] is not i or self._key[1] is not j:
+            bounds = pair_chunks(len(i))
+            self._views = [(i, j)] if len(bounds) == 1 else [(i[a:b], j[a:b]) for a, b in bounds]
+            self._plans = {id(ci): FacePlan() for ci, _ in self._views}
+            self._key = (i, j)
+        return self._views
+
+    def coarse_fn(
+        self,
+        chunk_i: IntArray,
+        radius: FloatArray,
+        depth: FloatArray,
+        sdf_normal: Callable[[IntArray], FloatArray],
+        sdf_faces: FacesFn,
+    ) -> CoarseFn:
+        """The plan of the chunk whose i is ``chunk_i`` (one of :meth:`chunks`), its
+        :meth:`FacePlan.faces` with the radii and SDF bound as ``particle_contacts`` calls it:
+        (xt (3, N), i, j) -> the chunk's coarse-face pairs."""
+        plan = self._plans[id(chunk_i)]
+        return lambda xt, i, j: plan.faces(xt, i, j, radius, depth, sdf_normal, sdf_faces)
 
 
 def _dot3(a: FloatArray, b: FloatArray) -> FloatArray:

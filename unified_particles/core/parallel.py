@@ -111,9 +111,12 @@ def pair_chunks_map(
     i: IntArray,
     j: IntArray,
     threads: int,
+    views: Sequence[tuple[IntArray, IntArray]] | None = None,
 ) -> tuple[IntArray, FloatArray, IntArray]:
     """A pair pass (``contacts.particle_contacts`` bound to its other arguments) over chunks of the
-    pair list (i, j), put together as if run on the whole list.
+    pair list (i, j), put together as if run on the whole list. ``views``: the chunks of (i, j) as
+    :func:`pair_chunks` cuts them, made once per list by the caller (``face_plan.ChunkFacePlans``, whose
+    plans key on the chunks' arrays), else sliced here.
 
     ``fn(i, j)`` returns (idx (2K,), delta (3, 2K), touching): the K active pairs' i sides then j
     sides, their corrections, and the touching particles. Every pair's result depends on that pair
@@ -121,10 +124,12 @@ def pair_chunks_map(
     arrays of the unchunked call: bit-identical, with any thread count (``touching`` holds the same
     indices, in another order; it is used as a set).
     """
-    bounds = pair_chunks(len(i))
-    if len(bounds) == 1:
-        return fn(i, j)
-    parts = map_ordered(lambda ab: fn(i[ab[0] : ab[1]], j[ab[0] : ab[1]]), bounds, threads)
+    if views is None:
+        bounds = pair_chunks(len(i))
+        views = [(i, j)] if len(bounds) == 1 else [(i[a:b], j[a:b]) for a, b in bounds]
+    if len(views) == 1:
+        return fn(*views[0])
+    parts = map_ordered(lambda ij: fn(*ij), views, threads)
     halves = [len(p[0]) // 2 for p in parts]
     idx = np.concatenate(
         [p[0][:k] for p, k in zip(parts, halves, strict=True)]

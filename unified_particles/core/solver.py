@@ -27,6 +27,7 @@ from .contact_pass import TOUCH_TOLERANCE_RADII as TOUCH_TOLERANCE_RADII  # re-e
 from .contacts import COHESION_RANGE_RADII, FacesFn
 from .corrections import clamp_speed, rigid_impulse
 from .depenetration import Depenetration
+from .face_plan import ChunkFacePlans
 from .fastops import column_max, column_min, rows_all
 from .fields import FieldSystem
 from .fluid import FluidSolver
@@ -118,6 +119,7 @@ class Solver:
         self._sizes: tuple[Radius, Radius] | None = None
         self.grain_support = SupportSweep()  # the grain support pass (grain_support.py)
         self.body_support = BodySupport()  # then the bodies resting on grains (rigid_support.py)
+        self.face_plans = ChunkFacePlans()  # the contact pass's coarse faces, per chunk (face_plan.py)
         self.soft_gain: FloatArray | None = None  # (N,) soft particles' contact gain (soft.py)
         self.rest = RestCheck()  # a small step that changed nothing ends the frame (rest_check.py)
         self.field_pushed: BoolArray | None = None  # (N,) particles a force field pushed (sleep.Wake)
