@@ -48,6 +48,34 @@ def test_same_group_pairs_skipped_unless_self_colliding(n: int, seed: int) -> No
     assert _as_set(*find_pairs(x, 0.2, group, self_collides)) == expected
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    n=st.integers(min_value=100, max_value=400),
+    lone_share=st.floats(min_value=0.6, max_value=1.0),
+    seed=st.integers(min_value=0, max_value=2**31 - 1),
+)
+def test_a_group_walked_apart_gives_the_same_list_in_the_same_order(
+    n: int, lone_share: float, seed: int
+) -> None:
+    # A liquid's search: most particles are collider samples (a group that does not collide with
+    # itself), walked over the other particles of each run only (neighbors._LoneGroup). The list must
+    # be the whole walk's with the group's own pairs dropped, pair for pair and in order (the density
+    # sums follow the list's order). The others: a self-colliding group and one that is not (a rigid
+    # body). The box is dense enough for the column walk (at most 8 cells per particle).
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, 3)) * 0.3
+    lone = rng.random(n) < lone_share
+    group = np.where(lone, 1, np.where(rng.random(n) < 0.5, 0, 2))
+    self_collides = np.array([True, False, False])
+    i, j = find_pairs(x, 0.15)
+    keep = (group[i] != group[j]) | self_collides[group[i]]
+    gi, gj = find_pairs(x, 0.15, group, self_collides)
+    assert np.array_equal(gi, i[keep])
+    assert np.array_equal(gj, j[keep])
+    walked_apart = neighbors._LoneGroup.of(neighbors._Sorted.of(x, np.arange(n), 0.15, group, self_collides))
+    assert (walked_apart is not None) == (np.count_nonzero(lone) >= neighbors.LONE_GROUP_SHARE * n)
+
+
 def test_large_input_uses_batches_and_stays_exact() -> None:
     rng = np.random.default_rng(3)
     x = rng.random((3000, 3))
