@@ -8,12 +8,11 @@ own column from itself on, and the columns at the lexicographically positive (dx
 bounds read from a prefix sum over all cells of the box, and runs are expanded to particle pairs with
 ``np.repeat`` arithmetic (:class:`_Columns`); the particles of a large group that does not collide with
 itself (a liquid's collider samples) meet only the other particles of each run (:class:`_LoneGroup`). A
-box too sparse for that table (more than
-8 cells per particle: particles flung far apart) falls back to cutoff-size cells, each occupied cell
-looking at itself and the 13 "forward" cells of its 3x3x3 block found by ``np.searchsorted`` on the
-occupied keys (:class:`_Grid`). No Python loop over particles or cells, O(N) work beyond the sort.
-Work is split into fixed chunks of the input, run on the thread pool and concatenated in order, so the
-result is the same list whatever the thread count.
+box too sparse for that table (more than 8 cells per particle: particles flung far apart) falls back to
+cutoff-size cells, each occupied cell looking at itself and the 13 "forward" cells of its 3x3x3 block
+found by ``np.searchsorted`` on the occupied keys (:class:`_Grid`). No Python loop over particles or
+cells, O(N) work beyond the sort. Work is split into fixed chunks of the input, run on the thread pool
+and concatenated in order, so the result is the same list whatever the thread count.
 """
 
 from __future__ import annotations
