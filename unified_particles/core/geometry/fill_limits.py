@@ -18,7 +18,7 @@ from .mesh import (
     _is_closed,
     _outward,
     _signed_volume,
-    _triangle_soup,
+    _with_area,
     as_triangles,
     as_vertices,
 )
@@ -33,12 +33,13 @@ IntArray = npt.NDArray[np.int64]
 # the inset faces (a box's) or moved onto them (a sheared box's): half a layer beyond the volume's share,
 # as for any lattice cut by a plane, and a box's edges (_edge_nodes). Beside curved faces the half-spacing
 # layer: measured on sample_rigid's output (2-3 radii each, session 9) 6.9 layers' worth on icospheres,
-# 6.3-6.5 on a low-poly and a hollow ball, 5.6 on a torus, 4.7 on a cylinder's side (its grid rows run
-# along the axis and their nodes project onto one another). The middle of that range is within 20 % of
-# each, which the +-30 % of tests/core/test_fill_estimate.py holds with room (the interior, counted
-# well, dilutes the surface's error).
+# 6.3-6.5 on a low-poly and a hollow ball, 5.6 on a torus, 4.7 on a cylinder's side: fewer where the
+# surface runs along a grid axis (the fine nodes of one row along it project onto one another).
 _FLAT_LAYER = 0.5
-_CURVED_LAYER = 5.8
+_CURVED_LAYER = 6.6
+# ... scaled by (mean |n_x| + |n_y| + |n_z| of the curved faces / 1.5, a ball's)^2: 0.72 on a cylinder's
+# side (measured 4.7 / 6.6), 1 on a ball.
+_BALL_FACING = 1.5
 # sample_rigid's fine layer covers about this many grid spacings either side of an edge whose faces turn
 # by more than a dimple's worth and less than a sharp edge's 45 degrees (rigid_fill._flat_nodes: a node
 # is curved when a neighbour one spacing away has another normal; the fine nodes reach half a step on).
@@ -46,6 +47,8 @@ _CURVED_BAND_SPACINGS = 1.5
 # ... and "more than a dimple's worth": rigid_fill._FLAT_DIMPLE_RADII r over a spacing of ~2 r, in radians.
 _CURVED_MIN_ANGLE = 0.01
 _CURVED_MAX_ANGLE = math.radians(45.0)
+# A sharp edge within 10 degrees of a principal axis has a row of grid nodes along it (_edge_nodes).
+_ALONG_AXIS_COS = math.cos(math.radians(10.0))
 
 
 @dataclass
@@ -61,7 +64,8 @@ class FillMeasure:
     give the inset surface's volume and area by Steiner's formula (:meth:`inset`). ``face_area`` (k,) m^2
     and ``curved_rim`` (k,) m: per triangle its area and the length of its edges across which the surface
     turns like a curved face's (:data:`_CURVED_MIN_ANGLE` .. :data:`_CURVED_MAX_ANGLE`). ``facing`` (3,)
-    m^2, the area facing each principal axis (sum of area x |normal component|); ``sharp`` (2, 3): the
+    m^2, the area facing each principal axis (sum of area x |normal component|), ``face_l1`` (k,) each
+    triangle's |n_x| + |n_y| + |n_z| in that frame; ``sharp`` (2, 3): the
     edges turning by more than that (a box's), their lengths (m) and their count, each split by its
     direction's |components| along the principal axes.
     """
@@ -74,6 +78,8 @@ class FillMeasure:
     face_area: FloatArray = field(default_factory=lambda: np.zeros(0))
     curved_rim: FloatArray = field(default_factory=lambda: np.zeros(0))
     facing: FloatArray = field(default_factory=lambda: np.ones(3))
+    face_l1: FloatArray = field(default_factory=lambda: np.zeros(0))
+    _sorted: tuple[FloatArray, ...] | None = field(default=None, repr=False, compare=False)
     sharp: FloatArray = field(default_factory=lambda: np.zeros((2, 3)))
 
     def grid_nodes(self, spacing: float) -> int:
@@ -137,15 +143,42 @@ class FillMeasure:
         facing = self.facing * np.prod(shrink) / np.maximum(shrink, 1e-300)
         per_layer = float(facing @ steps) / cell
         band = _CURVED_BAND_SPACINGS * cell ** (1.0 / 3.0)
-        curved = float(np.minimum(self.face_area, self.curved_rim * band).sum())
+        curved, curved_l1 = self._curved_area(band)
         share = curved / self.area if self.area > 0.0 else 0.0
+        facing_l1 = curved_l1 / curved if curved > 0.0 else _BALL_FACING
         edges = self._edge_nodes(r, steps)
+        if volume <= 0.0:
+            # Thinner than 2r everywhere: no inset surface, the grid nodes inside the mesh stay (thin nodes).
+            assert self.volume is not None
+            return self.volume / cell, 0.0, self.volume / cell
         inside = volume / cell
         # The curved layer's nodes lie on no grid layer: per cell face (cell^(2/3)) of the inset surface.
-        curved_layer = _CURVED_LAYER * share * area / cell ** (2.0 / 3.0)
+        weight = _CURVED_LAYER * (facing_l1 / _BALL_FACING) ** 2
+        curved_layer = weight * share * area / cell ** (2.0 / 3.0)
         beyond = _FLAT_LAYER * (1.0 - share) * per_layer + curved_layer + edges
         whole = (1.0 - share) * per_layer + curved_layer + 2.0 * edges
         return inside, beyond, whole
+
+    def _curved_area(self, band: float) -> tuple[float, float]:
+        """The area (m^2) within ``band`` metres of the curved edges, sum over triangles of
+        min(area, curved rim x band), and the same weighted by each triangle's ``face_l1``. O(log k): the
+        triangles sorted by area / rim once (a triangle whose ratio is at most the band is all curved),
+        so :func:`smallest_fill_radius`'s bisection costs no pass over the mesh per step."""
+        if self._sorted is None:
+            rim = np.maximum(self.curved_rim, 1e-300)
+            order = np.argsort(self.face_area / rim)
+            a, c, w = self.face_area[order], self.curved_rim[order], self.face_l1[order]
+            zero = np.zeros(1)
+            self._sorted = (
+                (a / rim[order]),
+                np.concatenate([zero, np.cumsum(a)]),
+                np.concatenate([zero, np.cumsum(a * w)]),
+                np.concatenate([zero, np.cumsum(c[::-1])])[::-1],
+                np.concatenate([zero, np.cumsum((c * w)[::-1])])[::-1],
+            )
+        ratio, area, area_l1, rim_after, rim_l1_after = self._sorted
+        k = int(np.searchsorted(ratio, band, side="right"))
+        return float(area[k] + band * rim_after[k]), float(area_l1[k] + band * rim_l1_after[k])
 
     def _edge_nodes(self, r: float, steps: FloatArray) -> float:
         """Grid nodes along the sharp edges beyond the faces' share (a box's (L / h + 1)^3 less its volume
@@ -179,14 +212,14 @@ class FillMeasure:
         return int(max(1.0, min(math.ceil(estimate * (1.0 - 1e-9)), 9.0e18)))
 
 
-def _surface_measures(tri: FloatArray) -> dict[str, Any]:
+def _surface_measures(tri: FloatArray, corner: IntArray) -> dict[str, Any]:
     """The surface fields of :class:`FillMeasure` (area, curvature, euler, face_area, curved_rim, facing,
-    sharp) of a closed outward triangle soup (k, 3, 3) in the principal frame, its corners welded by
-    position. O(k log k)."""
+    face_l1, sharp) of a closed outward triangle soup (k, 3, 3) in the principal frame, whose corners are
+    the vertices ``corner`` (k, 3). O(k log k)."""
     cross = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
     double = np.linalg.norm(cross, axis=1)
     normal = cross / np.maximum(double, 1e-300)[:, None]
-    _, index = np.unique(tri.reshape(-1, 3), axis=0, return_inverse=True)
+    used, index = np.unique(corner, return_inverse=True)  # the vertices the triangles use, 0..n-1
     corner = index.reshape(-1, 3).astype(np.int64)
     a = corner.reshape(-1)
     b = corner[:, [1, 2, 0]].reshape(-1)
@@ -211,9 +244,13 @@ def _surface_measures(tri: FloatArray) -> dict[str, Any]:
     curvature = float((length * np.tan(0.5 * np.clip(signed, -2.0 * math.pi / 3, 2.0 * math.pi / 3))).sum())
     bent = (turn > _CURVED_MIN_ANGLE) & (turn < _CURVED_MAX_ANGLE)
     rim = np.bincount(f1[bent], length[bent], len(tri)) + np.bincount(f2[bent], length[bent], len(tri))
-    euler = int(index.max()) + 1 - len(pair) + len(tri)
-    sharp = turn >= _CURVED_MAX_ANGLE
-    direction = np.abs(welded[hi[pair]] - welded[lo[pair]])[sharp] / np.maximum(length[sharp], 1e-300)[:, None]
+    euler = len(used) - len(pair) + len(tri)
+    # Sharp edges along a principal axis (a box's, a sheared box's): the fitted grid's rows run along them.
+    along = np.abs(welded[hi[pair]] - welded[lo[pair]]).max(axis=1) >= _ALONG_AXIS_COS * length
+    sharp = (turn >= _CURVED_MAX_ANGLE) & along
+    direction = (
+        np.abs(welded[hi[pair]] - welded[lo[pair]])[sharp] / np.maximum(length[sharp], 1e-300)[:, None]
+    )
     return {
         "area": float(0.5 * double.sum()),
         "curvature": curvature,
@@ -221,6 +258,7 @@ def _surface_measures(tri: FloatArray) -> dict[str, Any]:
         "face_area": 0.5 * double,
         "curved_rim": rim,
         "facing": 0.5 * (double[:, None] * np.abs(normal)).sum(axis=0),
+        "face_l1": np.abs(normal).sum(axis=1),
         "sharp": np.stack([(length[sharp, None] * direction).sum(axis=0), direction.sum(axis=0)]),
     }
 
@@ -229,13 +267,20 @@ def fill_measure(vertices: npt.ArrayLike, faces: npt.ArrayLike) -> FillMeasure:
     """The :class:`FillMeasure` of a mesh, O(m log m), no grid."""
     v = as_vertices(vertices)
     f = as_triangles(faces, v.shape[0])
-    tri = _outward(_triangle_soup(v, f))
+    soup = v[f]
+    # The triangles _triangle_soup keeps (those with area), with their vertex indices.
+    area2 = np.linalg.norm(np.cross(soup[:, 1] - soup[:, 0], soup[:, 2] - soup[:, 0]), axis=1)
+    kept = f[_with_area(area2, float(np.ptp(v, axis=0).max()))]
+    given = v[kept]
+    tri = _outward(given)
+    if tri is not given:
+        kept = kept[:, ::-1]  # _outward turned an inside-out mesh's triangles round
     centre, _, local, lo, hi = _principal_box(tri)
     extent = hi - lo  # as _sample_grid computes it
     if not _is_closed(f):
         return FillMeasure(extent, None)
     volume = abs(_signed_volume(tri, centre)[0])
-    return FillMeasure(extent, volume, **_surface_measures(local))
+    return FillMeasure(extent, volume, **_surface_measures(local, kept))
 
 
 def estimate_interior_count(vertices: npt.ArrayLike, faces: npt.ArrayLike, spacing: float) -> int:
