@@ -38,7 +38,7 @@ def test_silk_drapes_and_denim_stands_out(bpy_clean: ModuleType) -> None:
     denim, _ = _clamped_square(bpy, 0.5, "DENIM")
     assert silk.unified_particles.bending_model == "RIGIDITY"
     assert silk.unified_particles.bending_rigidity == pytest.approx(3.0)
-    assert denim.unified_particles.bending_rigidity == pytest.approx(100.0)
+    assert denim.unified_particles.bending_rigidity == pytest.approx(120.0)
     for frame in range(1, 25):  # 1 s
         scene.frame_set(frame)
     assert scene.unified_particles.last_error == ""

@@ -25,18 +25,33 @@ BANDS = {"SILK": (0.2, 0.4), "COTTON": (0.4, 0.7), "DENIM": (0.6, 0.9), "LEATHER
 
 
 @cache
-def preset_drape(ident: str) -> float:
+def preset_drape(ident: str, substeps: int = 16) -> float:
     values = next(v for i, _label, _role, v in PRESETS if i == ident)
     rigidity = bending_rigidity_si(values["bending_rigidity"])
-    return drape_coefficient(rigidity, values["area_density"], 0.015, seconds=1.0, substeps=16)
+    return drape_coefficient(rigidity, values["area_density"], 0.015, seconds=1.0, substeps=substeps)
 
 
 @pytest.mark.parametrize("ident", list(BANDS))
 def test_preset_drapes_like_the_fabric(ident: str) -> None:
-    # Measured (1.5 cm ring mesh, 1 s, seeds 0 and 1): silk 0.33, 0.27; cotton 0.58, 0.62; denim 0.75,
-    # 0.75; leather 0.91, 0.91. Silk's folds are the least regular (its figure moves most with the seed).
+    # Measured (1.5 cm ring mesh, 1 s, seeds 0 and 1; 2 too for cotton and denim): silk 0.33, 0.27; cotton
+    # 0.646, 0.678, 0.641; denim 0.785, 0.788, 0.788; leather 0.91, 0.91. Silk's folds are the least regular
+    # (its figure moves most with the seed). Cotton was 15 uN m (0.58, 0.62) and denim 100 (0.75, 0.75)
+    # before they were set for the default budget (below).
     lo, hi = BANDS[ident]
     assert lo <= preset_drape(ident) <= hi
+
+
+@pytest.mark.parametrize("ident", ["COTTON", "DENIM"])
+def test_preset_drapes_like_the_fabric_at_the_default_budget(ident: str) -> None:
+    # The default budget (4 substeps x 4 iterations), where users drape: the same mesh gives 0.20 less for
+    # cotton than 16 substeps do (docs/physics.md). Measured, seeds 0 / 1 / 2: cotton (18 uN m) 0.438 /
+    # 0.435 / 0.436 (15 uN m: 0.362, below its band); denim (120) 0.728 / 0.725 (the two set here; leather,
+    # unchanged, 0.848). The default budget's figure moves by 0.003 with the seed, so 0.035 from the
+    # band's edge holds anywhere.
+    # Silk (0.202 at 3 uN m) is not held here: at its band's lower edge, and at 4 uN m (0.23 here) it
+    # leaves its band at 16 substeps (0.44-0.47).
+    lo, hi = BANDS[ident]
+    assert lo <= preset_drape(ident, 4) <= hi
 
 
 def test_drape_grows_from_silk_to_leather() -> None:
