@@ -368,7 +368,7 @@ class Solver:
         """No rigid body fitted back into a collider (``colliders.body_hold.hold_bodies_out``), in place."""
         sm = self.model.shape_matching
         assert sm is not None
-        hold_bodies_out(x, col, placed, self.model.particle_rigid_body, self._rigid_mask(), sm.idx, sm.body)
+        hold_bodies_out(x, col, placed, self.model.particle_rigid_body, self._rigid_mask(), sm)
 
     def _movable(self) -> BoolArray:
         """(N,) the particles a correction may move: dynamic, not kinematic (pins have zero mass)."""
