@@ -212,10 +212,10 @@ class Solver:
         if stabilize:
             self._stabilize(state, x_pred, pair_i, pair_j, w_contact, alpha, dt_frame, h)
         # 5. Solver iteration over the constraint families, each Jacobi-averaged or coloured.
+        found_at = x_pred.copy() if model.shape_matching is not None else None  # (colliders/body_hold.py)
         _, touching, col = self._contact_pass(
             state, x_pred, x, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply=True
         )
-        placed = x_pred[col.idx]  # where the contacts left their particles (colliders/body_hold.py)
         fluid, w_fluid = self.fluid_solver(), None
         if fluid is not None:  # density constraints (PBF), before shape matching and the cloth solves
             w_fluid = self._fluid_density_pass(fluid, x, x_pred, active, alpha, dt_frame, h)
@@ -225,7 +225,7 @@ class Solver:
             if self.joints is not None:  # on the shape-matched poses (core/joints.py)
                 self.joints.solve(model, state, x, x_pred, rot_prev, h, r)
             # Colliders keep the last word: no body is fitted back into one (colliders/body_hold.py).
-            self._hold_bodies_out(x_pred, col, placed)
+            self._hold_bodies_out(x_pred, col, found_at)
         if model.soft is not None:  # soft bodies' overlapping clusters, plastic flow (core/soft.py)
             model.soft.solve(x_pred, state.soft_rest, h, model.particle_inv_mass)
         if model.balloons is not None:  # balloons' volume (core/balloon.py), before the stretch solve
@@ -354,9 +354,8 @@ class Solver:
             moved = x + dx
             if sm is not None:
                 # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
-                placed = moved[col.idx]
                 moved[sm.rows] += self._rigid_goals(moved, touching)[0]
-                self._hold_bodies_out(moved, col, placed)  # as in the solve (colliders/body_hold.py)
+                self._hold_bodies_out(moved, col, x)  # as in the solve (colliders/body_hold.py)
             if self.colliders.meshes:  # nothing carried through an open mesh (colliders/sides.py)
                 self.colliders.keep_sides(x, moved, start, start, self._movable(), self.sizes[0])
             if kin is not None:
@@ -364,11 +363,14 @@ class Solver:
             x_pred += moved - x
             x[...] = moved
 
-    def _hold_bodies_out(self, x: FloatArray, col: ColliderContacts, placed: FloatArray) -> None:
-        """No rigid body fitted back into a collider (``colliders.body_hold.hold_bodies_out``), in place."""
+    def _hold_bodies_out(self, x: FloatArray, col: ColliderContacts, found_at: FloatArray | None) -> None:
+        """No rigid body ends in a collider (``colliders.body_hold.hold_bodies_out``), ``x`` in place;
+        ``found_at`` (N, 3): the positions the contacts ``col`` were found at."""
         sm = self.model.shape_matching
-        assert sm is not None
-        hold_bodies_out(x, col, placed, self.model.particle_rigid_body, self._rigid_mask(), sm)
+        if sm is None or found_at is None or not len(col.idx):
+            return
+        plane = np.einsum("ij,ij->i", found_at[col.idx], col.normal) + col.depth  # struck.contact_planes
+        hold_bodies_out(x, col, plane, self.model.particle_rigid_body, self._rigid_mask(), sm)
 
     def _movable(self) -> BoolArray:
         """(N,) the particles a correction may move: dynamic, not kinematic (pins have zero mass)."""

@@ -44,7 +44,7 @@ HOLD_WEIGHT = 1.0e4
 def hold_bodies_out(
     x: FloatArray,
     col: ColliderContacts,
-    placed: FloatArray,
+    plane: FloatArray,
     particle_body: IntArray,
     rigid: NDArray[np.bool_],
     sm: ShapeMatching,
@@ -54,12 +54,13 @@ def hold_bodies_out(
     Args:
         x: (N, 3) positions after shape matching, metres; changed in place.
         col: the small step's collider contacts (dynamic particles, depth > 0; world normals).
-        placed: (K, 3) where the contact pass left each contact's particle (``x[col.idx]`` then).
+        plane: (K,) where each contact puts its particle along its normal, metres: x . n + depth with
+            x where the contact was found (``struck.contact_planes``), the collider's surface plus r.
         particle_body: (N,) each particle's rigid body number (anything for non-rigid particles).
         rigid: (N,) True for rigid particles (kinematic ones have no contacts in ``col``: never moved).
         sm: the bodies' shape matching (rest positions, masses, rows).
 
-    Contact k of particle i sank by s_k = (placed_k - x_i) . n_k; where s_k > 0 the fit's target for
+    Contact k of particle i sank by s_k = plane_k - x_i . n_k; where s_k > 0 the fit's target for
     particle i is x_i + s_k n_k (summed over its contacts), elsewhere x_i. Minimizes, per body, the
     weighted squared distance of the rigid motion R q + t from the targets: the shape-matching fit.
     """
@@ -67,8 +68,8 @@ def hold_bodies_out(
     if not mine.any():
         return
     idx, normal = col.idx[mine], col.normal[mine]
-    # How far back into its collider each contact was moved since the contact pass, metres (> 0: in).
-    sunk = np.einsum("ij,ij->i", placed[mine] - x[idx], normal)
+    # How far into its collider each contact's particle is now, metres (> 0: in).
+    sunk = plane[mine] - np.einsum("ij,ij->i", x[idx], normal)
     deep = sunk > 0.0
     if not deep.any():
         return
