@@ -21,7 +21,7 @@ from .air import Air
 from .cloth_triangles import ClothTriangles
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts
-from .colliders.body_hold import hold_bodies_out
+from .colliders.body_hold import hold_rigid_bodies_out
 from .contact_mass import scaled_contact_inv_mass
 from .contact_pass import RESTITUTION_REST_STEPS, cloth_contact_pass, contact_pass, rigid_sdf_world
 from .contact_pass import TOUCH_TOLERANCE_RADII as TOUCH_TOLERANCE_RADII  # re-exported (tests, docs)
@@ -212,7 +212,6 @@ class Solver:
         if stabilize:
             self._stabilize(state, x_pred, pair_i, pair_j, w_contact, alpha, dt_frame, h)
         # 5. Solver iteration over the constraint families, each Jacobi-averaged or coloured.
-        found_at = x_pred.copy() if model.shape_matching is not None else None  # (colliders/body_hold.py)
         _, touching, col = self._contact_pass(
             state, x_pred, x, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply=True
         )
@@ -225,7 +224,7 @@ class Solver:
             if self.joints is not None:  # on the shape-matched poses (core/joints.py)
                 self.joints.solve(model, state, x, x_pred, rot_prev, h, r)
             # Colliders keep the last word: no body is fitted back into one (colliders/body_hold.py).
-            self._hold_bodies_out(x_pred, col, found_at)
+            self._hold_bodies_out(x_pred, x, alpha, dt_frame, h)
         if model.soft is not None:  # soft bodies' overlapping clusters, plastic flow (core/soft.py)
             model.soft.solve(x_pred, state.soft_rest, h, model.particle_inv_mass)
         if model.balloons is not None:  # balloons' volume (core/balloon.py), before the stretch solve
@@ -348,14 +347,14 @@ class Solver:
         # Colliders in their pose at the step's start, where x is (at the end pose, a moving face swallowed
         start = max(alpha - h / dt_frame, 0.0)
         for _ in range(int(self.settings.stabilization_iterations)):
-            dx, touching, col = self._contact_pass(
+            dx, touching, _ = self._contact_pass(
                 state, x, None, pair_i, pair_j, w_contact, start, dt_frame, h
             )  # the grains resting on it and pushed them out of its back: issue 24, item 8)
             moved = x + dx
             if sm is not None:
                 # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
                 moved[sm.rows] += self._rigid_goals(moved, touching)[0]
-                self._hold_bodies_out(moved, col, x)  # as in the solve (colliders/body_hold.py)
+                self._hold_bodies_out(moved, x, start, dt_frame, h)  # as in the solve (body_hold.py)
             if self.colliders.meshes:  # nothing carried through an open mesh (colliders/sides.py)
                 self.colliders.keep_sides(x, moved, start, start, self._movable(), self.sizes[0])
             if kin is not None:
@@ -363,14 +362,15 @@ class Solver:
             x_pred += moved - x
             x[...] = moved
 
-    def _hold_bodies_out(self, x: FloatArray, col: ColliderContacts, found_at: FloatArray | None) -> None:
-        """No rigid body ends in a collider (``colliders.body_hold.hold_bodies_out``), ``x`` in place;
-        ``found_at`` (N, 3): the positions the contacts ``col`` were found at."""
+    def _hold_bodies_out(
+        self, x: FloatArray, x_start: FloatArray, alpha: float, dt_frame: float, h: float
+    ) -> None:
+        """No rigid body ends the small step in a collider, ``x`` in place (``colliders.body_hold``)."""
         sm = self.model.shape_matching
-        if sm is None or found_at is None or not len(col.idx):
-            return
-        plane = np.einsum("ij,ij->i", found_at[col.idx], col.normal) + col.depth  # struck.contact_planes
-        hold_bodies_out(x, col, plane, self.model.particle_rigid_body, self._rigid_mask(), sm)
+        if sm is not None and (self.colliders.planes or self.colliders.meshes):
+            held = self._rigid_mask() & self._movable()
+            r, body = self.sizes[0], self.model.particle_rigid_body
+            hold_rigid_bodies_out(self.colliders, x, x_start, r, alpha, dt_frame, h, held, body, sm)
 
     def _movable(self) -> BoolArray:
         """(N,) the particles a correction may move: dynamic, not kinematic (pins have zero mass)."""

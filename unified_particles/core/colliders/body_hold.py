@@ -28,9 +28,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from .contacts import ColliderContacts
-
 if TYPE_CHECKING:
+    from ..collider_set import ColliderSet
     from ..shape_matching import ShapeMatching
 
 FloatArray = NDArray[np.float64]
@@ -41,42 +40,65 @@ IntArray = NDArray[np.int64]
 HOLD_WEIGHT = 1.0e4
 
 
-def hold_bodies_out(
+def hold_rigid_bodies_out(
+    colliders: ColliderSet,
     x: FloatArray,
-    col: ColliderContacts,
-    plane: FloatArray,
+    x_start: FloatArray | None,
+    radius: float | FloatArray,
+    alpha: float,
+    dt_frame: float,
+    h: float,
+    held: NDArray[np.bool_],
     particle_body: IntArray,
-    rigid: NDArray[np.bool_],
     sm: ShapeMatching,
 ) -> None:
-    """Move each rigid body with collider contacts that sank since the contact pass back out, in place.
+    """No rigid body ends a small step in a collider: find the colliders' contacts of the ``held`` rigid
+    particles at their final positions ``x`` (N, 3) and move each body with one back out, in place.
+
+    The contacts are found again at the step's end, not taken from the contact pass: a particle that was
+    above the ground when the contacts were found (a body lifted by the last step's hold) and was pressed
+    in by the particle contacts and shape matching had no contact to hold it (a box under a 20 times
+    heavier one sank 3 mm every other small step). ``x_start`` (N, 3): the positions at the step's start
+    (swept contacts: the side of a thin open mesh the path came from), or None. ``radius``: one, or (N,)
+    per particle, metres; ``alpha`` the fraction of the frame of ``dt_frame`` s reached; ``h`` the small
+    step, s; ``held`` (N,) the dynamic rigid particles; ``particle_body`` (N,) their body numbers.
+    """
+    which = np.flatnonzero(held)
+    if which.size == 0:
+        return
+    r = radius[which] if np.ndim(radius) else radius  # type: ignore[index]
+    start = None if x_start is None else x_start[which]
+    col = colliders.contacts(x[which], r, alpha, dt_frame, 0.0, start, h)
+    deep = col.depth > 0.0
+    if deep.any():
+        hold_bodies_out(x, which[col.idx[deep]], col.normal[deep], col.depth[deep], particle_body, sm)
+
+
+def hold_bodies_out(
+    x: FloatArray,
+    idx: IntArray,
+    normal: FloatArray,
+    sunk: FloatArray,
+    particle_body: IntArray,
+    sm: ShapeMatching,
+) -> None:
+    """Move each rigid body with sunk collider contacts back out, in place.
 
     Args:
         x: (N, 3) positions after shape matching, metres; changed in place.
-        col: the small step's collider contacts (dynamic particles, depth > 0; world normals).
-        plane: (K,) where each contact puts its particle along its normal, metres: x . n + depth with
-            x where the contact was found (``struck.contact_planes``), the collider's surface plus r.
-        particle_body: (N,) each particle's rigid body number (anything for non-rigid particles).
-        rigid: (N,) True for rigid particles (kinematic ones have no contacts in ``col``: never moved).
+        idx: (K,) the contacts' rigid particles; ``normal`` (K, 3) their world normals.
+        sunk: (K,) how far each is in (the collider's surface plus r along its normal minus x . n),
+            metres, > 0.
+        particle_body: (N,) each particle's rigid body number.
         sm: the bodies' shape matching (rest positions, masses, rows).
 
-    Contact k of particle i sank by s_k = plane_k - x_i . n_k. Per body, the rigid motion xi = (t, w)
+    Contact k of particle i sank by s_k. Per body, the rigid motion xi = (t, w)
     about its centre of mass c (a point moves by t + w x (x_i - c)) minimizes the motion's kinetic
     metric xi^T M xi (M = diag(m, m, m, I_c)) plus HOLD_WEIGHT m sum_k (J_k xi - s_k)^2 over its sunk
     contacts, J_k = (n_k, (x_k - c) x n_k): the sunk points are put back on their planes along the
     normals only (a frictionless ground gives no sideways push) and the body moves as little as it
     can. The rotation is applied exactly (Rodrigues), so the body stays rigid.
     """
-    mine = rigid[col.idx]
-    if not mine.any():
-        return
-    idx, normal = col.idx[mine], col.normal[mine]
-    # How far into its collider each contact's particle is now, metres (> 0: in).
-    sunk = plane[mine] - np.einsum("ij,ij->i", x[idx], normal)
-    deep = sunk > 0.0
-    if not deep.any():
-        return
-    idx, normal, sunk = idx[deep], normal[deep], sunk[deep]
     bodies, held_body = np.unique(particle_body[idx], return_inverse=True)
     flag = np.zeros(int(sm.body.max()) + 1, dtype=bool)
     flag[bodies] = True
