@@ -37,6 +37,9 @@ class ColliderSet:
         self.planes: tuple[PlaneCollider, ...] = ()
         self.meshes: tuple[MeshCollider, ...] = ()
         self._plane_arrays = PlaneArrays.of(())  # the planes as arrays (planes never move)
+        # The last :meth:`contacts` query's contacts, all within its tolerance, and the tolerance:
+        # rigid bodies are held at them after shape matching (colliders/body_hold.py).
+        self.found: tuple[ColliderContacts, float | FloatArray] = (ColliderContacts.concatenate([]), 0.0)
 
     def add_plane(self, plane: PlaneCollider) -> None:
         """Append a plane collider."""
@@ -66,7 +69,8 @@ class ColliderSet:
                 parts.append(mesh.contacts(x, alpha, dt_frame, float(tol), x_prev, h))  # type: ignore[arg-type]
             else:
                 parts.append(_own_radius(mesh, x, radius, alpha, dt_frame, tol, x_prev, h))
-        return ColliderContacts.concatenate(parts)
+        self.found = (ColliderContacts.concatenate(parts), tol)
+        return self.found[0]
 
     def keep_sides(
         self,

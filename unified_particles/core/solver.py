@@ -212,9 +212,11 @@ class Solver:
         if stabilize:
             self._stabilize(state, x_pred, pair_i, pair_j, w_contact, alpha, dt_frame, h)
         # 5. Solver iteration over the constraint families, each Jacobi-averaged or coloured.
+        found_at = x_pred.copy() if model.shape_matching is not None else x_pred  # (colliders/body_hold.py)
         _, touching, col = self._contact_pass(
             state, x_pred, x, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply=True
         )
+        found = self.colliders.found  # every contact within the touch tolerance (body_hold.py)
         fluid, w_fluid = self.fluid_solver(), None
         if fluid is not None:  # density constraints (PBF), before shape matching and the cloth solves
             w_fluid = self._fluid_density_pass(fluid, x, x_pred, active, alpha, dt_frame, h)
@@ -224,7 +226,7 @@ class Solver:
             if self.joints is not None:  # on the shape-matched poses (core/joints.py)
                 self.joints.solve(model, state, x, x_pred, rot_prev, h, r)
             # Colliders keep the last word: no body is fitted back into one (colliders/body_hold.py).
-            self._hold_bodies_out(x_pred, x, alpha, dt_frame, h)
+            self._hold_bodies_out(x_pred, found_at, found, alpha, dt_frame)
         if model.soft is not None:  # soft bodies' overlapping clusters, plastic flow (core/soft.py)
             model.soft.solve(x_pred, state.soft_rest, h, model.particle_inv_mass)
         if model.balloons is not None:  # balloons' volume (core/balloon.py), before the stretch solve
@@ -350,11 +352,12 @@ class Solver:
             dx, touching, _ = self._contact_pass(
                 state, x, None, pair_i, pair_j, w_contact, start, dt_frame, h
             )  # the grains resting on it and pushed them out of its back: issue 24, item 8)
+            found = self.colliders.found
             moved = x + dx
             if sm is not None:
                 # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
                 moved[sm.rows] += self._rigid_goals(moved, touching)[0]
-                self._hold_bodies_out(moved, x, start, dt_frame, h)  # as in the solve (body_hold.py)
+                self._hold_bodies_out(moved, x, found, start, dt_frame)  # as in the solve (body_hold.py)
             if self.colliders.meshes:  # nothing carried through an open mesh (colliders/sides.py)
                 self.colliders.keep_sides(x, moved, start, start, self._movable(), self.sizes[0])
             if kin is not None:
@@ -363,14 +366,22 @@ class Solver:
             x[...] = moved
 
     def _hold_bodies_out(
-        self, x: FloatArray, x_start: FloatArray, alpha: float, dt_frame: float, h: float
+        self,
+        x: FloatArray,
+        found_at: FloatArray,
+        found: tuple[ColliderContacts, float | FloatArray],
+        alpha: float,
+        dt_frame: float,
     ) -> None:
         """No rigid body ends the small step in a collider, ``x`` in place (``colliders.body_hold``)."""
         sm = self.model.shape_matching
         if sm is not None and (self.colliders.planes or self.colliders.meshes):
-            held = self._rigid_mask() & self._movable()
-            r, body = self.sizes[0], self.model.particle_rigid_body
-            hold_rigid_bodies_out(self.colliders, x, x_start, r, alpha, dt_frame, h, held, body, sm)
+            held, r, body = (
+                self._rigid_mask() & self._movable(),
+                self.sizes[0],
+                self.model.particle_rigid_body,
+            )
+            hold_rigid_bodies_out(self.colliders, x, found_at, found, r, alpha, dt_frame, held, body, sm)
 
     def _movable(self) -> BoolArray:
         """(N,) the particles a correction may move: dynamic, not kinematic (pins have zero mass)."""

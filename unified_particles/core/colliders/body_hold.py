@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from .contacts import ColliderContacts
+
 if TYPE_CHECKING:
     from ..collider_set import ColliderSet
     from ..shape_matching import ShapeMatching
@@ -43,35 +45,52 @@ HOLD_WEIGHT = 1.0e4
 def hold_rigid_bodies_out(
     colliders: ColliderSet,
     x: FloatArray,
-    x_start: FloatArray | None,
+    found_at: FloatArray,
+    found: tuple[ColliderContacts, float | FloatArray],
     radius: float | FloatArray,
     alpha: float,
     dt_frame: float,
-    h: float,
     held: NDArray[np.bool_],
     particle_body: IntArray,
     sm: ShapeMatching,
 ) -> None:
-    """No rigid body ends a small step in a collider: find the colliders' contacts of the ``held`` rigid
-    particles at their final positions ``x`` (N, 3) and move each body with one back out, in place.
+    """No rigid body ends a small step in a collider: move each body with a ``held`` particle in one at
+    its final position ``x`` (N, 3) back out, in place.
 
-    The contacts are found again at the step's end, not taken from the contact pass: a particle that was
-    above the ground when the contacts were found (a body lifted by the last step's hold) and was pressed
-    in by the particle contacts and shape matching had no contact to hold it (a box under a 20 times
-    heavier one sank 3 mm every other small step). ``x_start`` (N, 3): the positions at the step's start
-    (swept contacts: the side of a thin open mesh the path came from), or None. ``radius``: one, or (N,)
-    per particle, metres; ``alpha`` the fraction of the frame of ``dt_frame`` s reached; ``h`` the small
-    step, s; ``held`` (N,) the dynamic rigid particles; ``particle_body`` (N,) their body numbers.
+    Args:
+        x: (N, 3) positions after shape matching, metres; changed in place.
+        found_at: (N, 3) the positions the step's collider contacts were found at, metres.
+        found: those contacts, every one within the touch tolerance (depth > -tol, the contact pass
+            keeps only depth > 0), and the tolerance, metres (one, or (N,)): ``ColliderSet.found``.
+        radius: particle radius, one or (N,), metres; ``alpha``: the fraction of the frame of
+            ``dt_frame`` s reached (the colliders' pose).
+        held: (N,) the dynamic rigid particles; ``particle_body`` (N,) their body numbers.
+
+    Every contact found, not only those deep when found: a particle just above the ground then (a body
+    lifted by the last step's hold) and pressed in by the particle contacts and shape matching had no
+    contact to hold it (a box under a 20 times heavier one sank 3 mm every other small step). Each held
+    contact's plane is where it was found (x . n + depth at ``found_at``); a particle farther than r +
+    tol from every collider when they were found can only be in one if it moved more than tol since
+    (distance is 1-Lipschitz): those few are looked up again at ``x``.
     """
-    which = np.flatnonzero(held)
-    if which.size == 0:
-        return
-    r = radius[which] if np.ndim(radius) else radius  # type: ignore[index]
-    start = None if x_start is None else x_start[which]
-    col = colliders.contacts(x[which], r, alpha, dt_frame, 0.0, start, h)
-    deep = col.depth > 0.0
-    if deep.any():
-        hold_bodies_out(x, which[col.idx[deep]], col.normal[deep], col.depth[deep], particle_body, sm)
+    col, tol = found
+    mine = held[col.idx]
+    idx, normal = col.idx[mine], col.normal[mine]
+    plane = np.einsum("ij,ij->i", found_at[idx], normal) + col.depth[mine]
+    sunk = plane - np.einsum("ij,ij->i", x[idx], normal)
+    deep = sunk > 0.0
+    idx, normal, sunk = idx[deep], normal[deep], sunk[deep]
+    moved = held & (np.einsum("ij,ij->i", x - found_at, x - found_at) > np.square(tol))
+    if moved.any():
+        which = np.flatnonzero(moved)
+        r = radius[which] if np.ndim(radius) else radius  # type: ignore[index]
+        again = colliders.contacts(x[which], r, alpha, dt_frame, 0.0)
+        keep = again.depth > 0.0
+        idx = np.concatenate([idx, which[again.idx[keep]]])
+        normal = np.concatenate([normal, again.normal[keep]])
+        sunk = np.concatenate([sunk, again.depth[keep]])
+    if len(idx):
+        hold_bodies_out(x, idx, normal, sunk, particle_body, sm)
 
 
 def hold_bodies_out(
