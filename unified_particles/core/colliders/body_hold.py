@@ -10,15 +10,16 @@ collider pass in every small step and shape matching moved it down again by 1-3 
 shell's ~200 contacts on its top against the ground's 40 below): 0.050 -> 0.005 m in a frame, then past
 the plane, whose two-sided contact pushed it on through.
 
-:func:`hold_bodies_out` moves each body whose collider contacts shape matching moved back in once
-more, after shape matching (and the joints): the smallest rigid motion (in the body's kinetic metric,
-mass and inertia about its centre of mass) that puts each sunk contact's particle back on the plane the
-contact pass put it on, along the contact normal only (friction keeps its part). A body pressed straight
-in moves straight back out, one that turned on a corner turns back about that corner (a plain lift of
-the whole body there gave a tall domino pivoting on one corner the corner's whole correction as upward
-speed and threw it into the air). A first version pinned the sunk points where they were put back, in
-all three directions: the ground then pushed sideways too, and the bottom box of a stack struck by a
-frictionless paddle (test_struck) was squeezed out ahead of the paddle at 9.4 m/s instead of 8.
+:func:`hold_rigid_bodies_out` moves each body whose collider contacts shape matching moved back in once
+more, after shape matching (and the joints; :func:`hold_bodies_out`): the smallest rigid motion (in the
+body's kinetic metric, mass and inertia about its centre of mass) that puts each sunk contact's particle
+back on the plane the contact pass put it on, along the contact normal only (friction keeps its part). A
+body pressed straight in moves straight back out, one that turned on a corner turns back about that
+corner (a plain lift of the whole body there gave a tall domino pivoting on one corner the corner's
+whole correction as upward speed and threw it into the air). A first version pinned the sunk points
+where they were put back, in all three directions: the ground then pushed sideways too, and the bottom
+box of a stack struck by a frictionless paddle (test_struck) was squeezed out ahead of the paddle at 9.4
+m/s instead of 8.
 """
 
 from __future__ import annotations
