@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from unified_particles.core import World, colliders, struck, sweep
+from unified_particles.core.colliders import sides
 from unified_particles.core.primitives import box_mesh, grid_mesh, grid_points
 
 FPS = 24.0
@@ -45,10 +46,22 @@ def test_fast_grains_do_not_pass_a_board_thinner_than_a_radius() -> None:
 
 
 def test_without_swept_contacts_the_grains_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The reference the tests above guard against: the same scene with the sweep disabled.
+    # The reference the tests above guard against: the same scene with the sweep disabled (and the
+    # open mesh's check of each whole small step, colliders/sides.py, which holds them as well: below).
     monkeypatch.setattr(colliders, "SWEEP_MIN_RADII", np.inf)
+    monkeypatch.setattr(sides, "held_sides", lambda *args: None)
     w, _ = _grains_at_wall(grid_mesh(2.0, 3), 60.0)
     assert w.positions[:, 0].min() > 1.0
+
+
+def test_the_end_of_step_check_alone_holds_fast_grains_at_an_open_wall(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without the swept contacts the end-of-step check (colliders/sides.py) still finds every path that
+    # crossed the open wall and puts the grain one radius in front of it, on the side it came from.
+    monkeypatch.setattr(colliders, "SWEEP_MIN_RADII", np.inf)
+    w, _ = _grains_at_wall(grid_mesh(2.0, 3), 60.0)
+    assert w.positions[:, 0].max() <= -R + 1e-6
 
 
 def test_collider_pose_is_interpolated_across_small_steps() -> None:

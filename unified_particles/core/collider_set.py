@@ -37,6 +37,9 @@ class ColliderSet:
         self.planes: tuple[PlaneCollider, ...] = ()
         self.meshes: tuple[MeshCollider, ...] = ()
         self._plane_arrays = PlaneArrays.of(())  # the planes as arrays (planes never move)
+        # The last :meth:`contacts` query's contacts, all within its tolerance, and the tolerance:
+        # rigid bodies are held at them after shape matching (colliders/body_hold.py).
+        self.found: tuple[ColliderContacts, float | FloatArray] = (ColliderContacts.concatenate([]), 0.0)
 
     def add_plane(self, plane: PlaneCollider) -> None:
         """Append a plane collider."""
@@ -66,7 +69,25 @@ class ColliderSet:
                 parts.append(mesh.contacts(x, alpha, dt_frame, float(tol), x_prev, h))  # type: ignore[arg-type]
             else:
                 parts.append(_own_radius(mesh, x, radius, alpha, dt_frame, tol, x_prev, h))
-        return ColliderContacts.concatenate(parts)
+        self.found = (ColliderContacts.concatenate(parts), tol)
+        return self.found[0]
+
+    def keep_sides(
+        self,
+        x_prev: FloatArray,
+        x: FloatArray,
+        alpha: float,
+        alpha_prev: float,
+        movable: NDArray[np.bool_],
+        radius: float | FloatArray,
+    ) -> None:
+        """At a small step's end: no particle's path ``x_prev`` -> ``x`` (N, 3) passes through an open mesh
+        (``MeshCollider.keep_sides``, ``colliders/sides.py``); ``x`` is corrected in place. ``alpha_prev``
+        and ``alpha``: the fractions of the frame at the step's start and end; ``movable`` (N,) the
+        particles that may be moved; ``radius`` one, or (N,) per particle, metres."""
+        for mesh in self.meshes:
+            if mesh.is_open:
+                mesh.keep_sides(x_prev, x, alpha, alpha_prev, movable, radius)
 
     def end_frame(self) -> None:
         """After a frame: each mesh collider's pose (and shape) now is where the next frame starts."""

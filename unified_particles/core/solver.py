@@ -21,6 +21,7 @@ from .air import Air
 from .cloth_triangles import ClothTriangles
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts
+from .colliders.body_hold import hold_rigid_bodies_out
 from .contact_mass import scaled_contact_inv_mass
 from .contact_pass import RESTITUTION_REST_STEPS, cloth_contact_pass, contact_pass, rigid_sdf_world
 from .contact_pass import TOUCH_TOLERANCE_RADII as TOUCH_TOLERANCE_RADII  # re-exported (tests, docs)
@@ -213,9 +214,11 @@ class Solver:
         if stabilize:
             self._stabilize(state, x_pred, pair_i, pair_j, w_contact, alpha, dt_frame, h)
         # 5. Solver iteration over the constraint families, each Jacobi-averaged or coloured.
+        found_at = x_pred.copy() if model.shape_matching is not None else x_pred  # (colliders/body_hold.py)
         _, touching, col = self._contact_pass(
             state, x_pred, x, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply=True
         )
+        found = self.colliders.found  # every contact within the touch tolerance (body_hold.py)
         fluid, w_fluid = self.fluid_solver(), None
         if fluid is not None:  # density constraints (PBF), before shape matching and the cloth solves
             w_fluid = self._fluid_density_pass(fluid, x, x_pred, active, alpha, dt_frame, h)
@@ -224,6 +227,8 @@ class Solver:
             self._solve_shape_matching(state, x_pred, touching)
             if self.joints is not None:  # on the shape-matched poses (core/joints.py)
                 self.joints.solve(model, state, x, x_pred, rot_prev, h, r)
+            # Colliders keep the last word: no body is fitted back into one (colliders/body_hold.py).
+            self._hold_bodies_out(x_pred, found_at, found, alpha, dt_frame)
         if model.soft is not None:  # soft bodies' overlapping clusters, plastic flow (core/soft.py)
             model.soft.solve(x_pred, state.soft_rest, h, model.particle_inv_mass)
         if model.balloons is not None:  # balloons' volume (core/balloon.py), before the stretch solve
@@ -254,6 +259,8 @@ class Solver:
                 self.body_support(x, x_pred, pair_i, pair_j, grain, r, sdf, model, self.gravity, scales)  # type: ignore[arg-type]
         if self.last_word:  # moving colliders, infinite mass: the last word over grains (struck.py)
             hold_grains_out_at_end(self.colliders, x_pred, r, alpha, dt_frame, grain, x, h)
+        if self.colliders.meshes:  # nothing was carried through an open mesh (colliders/sides.py)
+            self.colliders.keep_sides(x, x_pred, alpha, max(alpha - h / dt_frame, 0.0), self._movable(), r)
         # 6. Velocity update, restitution, sleeping; commit positions.
         # Kinematic pairs a push may have just parted (struck.py): 2r + margin, per pair with several sizes.
         sized_kin = kin is not None and not is_uniform(r)
@@ -342,17 +349,45 @@ class Solver:
         """``stabilization_iterations`` contact passes on x (no friction), each applied to x and x*."""
         x, kin, sm = state.positions, self.kinematic, self.model.shape_matching
         # Colliders in their pose at the step's start, where x is (at the end pose, a moving face swallowed
+        start = max(alpha - h / dt_frame, 0.0)
         for _ in range(int(self.settings.stabilization_iterations)):
             dx, touching, _ = self._contact_pass(
-                state, x, None, pair_i, pair_j, w_contact, max(alpha - h / dt_frame, 0.0), dt_frame, h
+                state, x, None, pair_i, pair_j, w_contact, start, dt_frame, h
             )  # the grains resting on it and pushed them out of its back: issue 24, item 8)
+            found = self.colliders.found
+            moved = x + dx
             if sm is not None:
                 # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
-                dx[sm.rows] += self._rigid_goals(x + dx, touching)[0]
+                moved[sm.rows] += self._rigid_goals(moved, touching)[0]
+                self._hold_bodies_out(moved, x, found, start, dt_frame)  # as in the solve (body_hold.py)
+            if self.colliders.meshes:  # nothing carried through an open mesh (colliders/sides.py)
+                self.colliders.keep_sides(x, moved, start, start, self._movable(), self.sizes[0])
             if kin is not None:
-                dx[kin.idx] = 0.0
-            x += dx
-            x_pred += dx
+                moved[kin.idx] = x[kin.idx]
+            x_pred += moved - x
+            x[...] = moved
+
+    def _hold_bodies_out(
+        self,
+        x: FloatArray,
+        found_at: FloatArray,
+        found: tuple[ColliderContacts, float | FloatArray],
+        alpha: float,
+        dt_frame: float,
+    ) -> None:
+        """No rigid body ends the small step in a collider, ``x`` in place (``colliders.body_hold``)."""
+        sm = self.model.shape_matching
+        if sm is not None and (self.colliders.planes or self.colliders.meshes):
+            held, r, body = (
+                self._rigid_mask() & self._movable(),
+                self.sizes[0],
+                self.model.particle_rigid_body,
+            )
+            hold_rigid_bodies_out(self.colliders, x, found_at, found, r, alpha, dt_frame, held, body, sm)
+
+    def _movable(self) -> BoolArray:
+        """(N,) the particles a correction may move: dynamic, not kinematic (pins have zero mass)."""
+        return self.model.particle_dynamic if self._dynamic is None else self._dynamic
 
     # ------------------------------------------------------------------ 5. fluid density, soft pins
     def _fluid_density_pass(
