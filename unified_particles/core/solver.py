@@ -45,7 +45,7 @@ from .rest_check import RestCheck
 from .rigid_support import BodySupport
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, pair_reach, refresh_sized, sized_candidates, world_sizes
-from .sleep import Wake, sleep_rigid_bodies, tied_bodies
+from .sleep import Wake, sleep_rigid_bodies, sleeping_rows, tied_bodies
 from .state import ParticleState
 from .struck import (
     bound_rebound,
@@ -339,6 +339,7 @@ class Solver:
     ) -> None:
         """``stabilization_iterations`` contact passes on x (no friction), each applied to x and x*."""
         x, kin, sm = state.positions, self.kinematic, self.model.shape_matching
+        asleep = sleeping_rows(self.model, state, h) if self.settings.rigid_sleep_threshold > 0.0 else None
         # Colliders in their pose at the step's start, where x is (at the end pose, a moving face swallowed
         for _ in range(int(self.settings.stabilization_iterations)):
             dx, touching, _ = self._contact_pass(
@@ -349,6 +350,8 @@ class Solver:
                 dx[sm.rows] += self._rigid_goals(x + dx, touching)[0]
             if kin is not None:
                 dx[kin.idx] = 0.0
+            if asleep is not None:  # a sleeping body stays where it sleeps (sleep.sleeping_rows)
+                dx[asleep] = 0.0
             x += dx
             x_pred += dx
 
