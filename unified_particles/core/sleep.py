@@ -173,6 +173,17 @@ def sleeping_rows(model: ParticleModel, state: ParticleState, h: float) -> IntAr
     return sm.idx[asleep[sm.body]]
 
 
+def all_asleep(model: ParticleModel, state: ParticleState, h: float) -> bool:
+    """Whether every particle belongs to a rigid body that slept in the last small step. The frame's
+    stabilization pass then moves nothing (``sleeping_rows``), so the solver skips it, and the frame's
+    first small step may end the frame as a fixed point (``rest_check``): a pile asleep whole costs one
+    small step a frame instead of two."""
+    sm = model.shape_matching
+    if sm is None or len(sm.idx) != len(state.positions):
+        return False
+    return bool(np.all(state.rigid_still_steps >= float(sleep_steps(h))))
+
+
 def _driven_bodies(model: ParticleModel, wake: Wake | None, n: int) -> BoolArray | None:
     """(B,) bool, the bodies something besides contacts moves this small step (``Wake``), or None."""
     sm = model.shape_matching

@@ -45,7 +45,7 @@ from .rest_check import RestCheck
 from .rigid_support import BodySupport
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, pair_reach, refresh_sized, sized_candidates, world_sizes
-from .sleep import Wake, sleep_rigid_bodies, sleeping_rows, tied_bodies
+from .sleep import Wake, all_asleep, sleep_rigid_bodies, sleeping_rows, tied_bodies
 from .state import ParticleState
 from .struck import (
     bound_rebound,
@@ -192,6 +192,8 @@ class Solver:
         active = state.active if len(inactive) else None  # None: every particle is live
         if stabilize:  # the frame's first small step: do its small steps all see the same inputs?
             self.rest.frame_qualifies(self)
+            if s.rigid_sleep_threshold > 0.0 and all_asleep(model, state, h):
+                stabilize = False  # it would move nothing (sleep.all_asleep)
         self.rest.before_step(state, stabilize)
         # 1. External forces, damping, speed limit; predict positions x*.
         self._apply_external_forces(state, h, alpha, dt_frame)
