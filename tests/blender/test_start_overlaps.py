@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import pytest
 
 from .conftest import PACKAGE
 from .helpers import add_cube, add_plane, matrix, run_op, small_scene
@@ -28,6 +29,8 @@ def test_nested_crates_are_named_and_separate_gently(bpy_clean: ModuleType, capf
     scene.use_gravity = False
     scene.render.fps = FPS
     scene.unified_particles.max_depenetration_speed = 0.5
+    assert scene.unified_particles.rigid_sleep_threshold == pytest.approx(0.05)  # the core's default
+    scene.unified_particles.rigid_sleep_threshold = 0.01  # the Advanced panel's Rigid Sleep Threshold
     outer = add_cube(bpy, 0.8, (0.0, 0.0, 1.0))
     outer.name = "Outer"
     inner = add_cube(bpy, 0.3, (0.05, 0.02, 1.0))
@@ -45,6 +48,7 @@ def test_nested_crates_are_named_and_separate_gently(bpy_clean: ModuleType, capf
         scene.frame_set(frame)
         sim = sys.modules[f"{PACKAGE}.blender.runtime"].SIMULATIONS[scene.name]
         body = next(e for e in sim.entries if e.name == inner.name).body
+        assert sim.world.settings.rigid_sleep_threshold == pytest.approx(0.01)  # the setting reaches the core
         speed = float(np.linalg.norm(body.velocities, axis=1).max())
         assert speed <= 0.5 * (1.0 + 1e-9), (frame, speed)
     assert not scene.unified_particles.last_error, scene.unified_particles.last_error

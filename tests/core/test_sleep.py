@@ -101,12 +101,21 @@ def test_a_box_landing_on_a_sleeping_column_wakes_it_and_rests_on_top() -> None:
         w.step(1.0 / FPS)
     h = 1.0 / (FPS * w.settings.substeps * w.settings.iterations)
     assert np.all(w.state().rigid_still_steps == sleep_steps(h))  # the column sleeps
+    below = w.bodies[2]
+    z_below = float(below.center[2])
     top = w.add_rigid(*box_mesh((SIDE, SIDE, SIDE), (0.0, 0.0, 3.5 * SIDE + 0.2)))
-    woken = False
+    woken, moved, gap = False, 0.0, np.inf
     for _ in range(FPS):  # 1 s: it lands after 0.2 s
         w.step(1.0 / FPS)
         woken |= w.state().rigid_still_steps[2] == 0.0
+        moved = max(moved, abs(float(below.center[2]) - z_below))
+        gap = min(gap, float(top.center[2] - below.center[2]))
     assert woken
+    # The box below gives way (measured 7 mm: a sleeping box would not move at all) and the dropped box
+    # never passes into it: their centres stay a box height apart, less at most the overlap of one
+    # contact hit at 2 m/s (one small step's travel, 2 m/s h = 5 mm; measured 2 mm).
+    assert moved > 1e-3
+    assert gap > SIDE - 2.0 * G**0.5 * 0.2**0.5 * h, f"gap {gap * 1000:.1f} mm"
     sink = 3.5 * SIDE - top.center[2]
     assert -0.003 < sink < 4 * 40.0 * G * h * h + 0.003, f"sink {sink * 1000:.1f} mm"
 
@@ -152,3 +161,88 @@ def test_a_box_asleep_on_a_platform_is_carried_when_the_platform_starts_moving()
         w.step(1.0 / FPS)
     assert box.center[0] - x0[0] == pytest.approx(u * 1.0, rel=0.05)
     assert box.center[2] == pytest.approx(SIDE / 2, abs=5e-3)
+
+
+def _energy(w: World) -> float:
+    """Kinetic plus potential energy of every particle, J (the ground at z = 0)."""
+    m = 1.0 / w._solver.model.particle_inv_mass  # every particle here is dynamic
+    v = w.velocities
+    return float(m @ (G * w.positions[:, 2] + 0.5 * np.einsum("ij,ij->i", v, v)))
+
+
+def test_a_sleeping_column_stays_put_for_ten_seconds() -> None:
+    # Once asleep, nothing acts on the column: it must not move at all and its energy never rise
+    # (before, the frame's stabilization pass pushed the sleeping boxes out of their steady overlap, a
+    # little every frame: 0.8 mm up over 10 s, potential energy +0.2 J a frame, sleep.sleeping_rows).
+    # The bound is a thousandth of the steady overlap of one contact (40 g h^2, test_stacks); measured 0
+    # and energy changes of exactly 0 from the frame it sleeps on.
+    w = _column(THRESHOLD)
+    h = 1.0 / (FPS * w.settings.substeps * w.settings.iterations)
+    asleep_at = None
+    for frame in range(10 * FPS):
+        w.step(1.0 / FPS)
+        if asleep_at is None and np.all(w.state().rigid_still_steps == sleep_steps(h)):
+            asleep_at, x0, energy = frame, w.positions.copy(), _energy(w)
+        elif asleep_at is not None:
+            assert np.abs(w.positions - x0).max() < 0.04 * G * h * h, frame
+            now = _energy(w)
+            assert now <= energy + 1e-9, (frame, now - energy)
+            energy = now
+    assert asleep_at is not None
+    assert asleep_at < round((0.25 + RIGID_SLEEP_SECONDS) * FPS)
+
+
+@pytest.mark.parametrize("ratio", [1.1, 0.9])
+def test_a_box_on_a_slope_sleeps_above_its_friction_angle_and_slides_below(ratio: float) -> None:
+    # Coulomb on a 20 degree slope with mu = ratio * tan(theta): above tan(theta) static friction holds
+    # the box (it settles in its first small steps, measured 0.5 mm, and sleeps after
+    # RIGID_SLEEP_SECONDS); below, it slides from rest with a = g (sin theta - mu cos theta) = 0.34 m/s^2
+    # > THRESHOLD / RIGID_SLEEP_SECONDS = 0.1 m/s^2, so it never sleeps and s = a t^2 / 2 (0.671 m in 2 s;
+    # measured 0.672). Tolerance as the 35 degree incline above: 3 %.
+    theta, seconds = np.radians(20.0), 2.0
+    mu = ratio * np.tan(theta)
+    rot = np.array([[1, 0, 0], [0, np.cos(theta), -np.sin(theta)], [0, np.sin(theta), np.cos(theta)]])
+    w = World(radius=SIDE / 6, rigid_sleep_threshold=THRESHOLD)
+    w.add_collider_plane(point=(0, 0, 0), normal=rot @ [0.0, 0.0, 1.0], friction=mu)
+    v, f = box_mesh((SIDE, SIDE, SIDE), (0.0, 0.0, SIDE / 2 + 1e-3))
+    body = w.add_rigid(v @ rot.T, f, friction=mu)
+    start = body.center.copy()
+    h = 1.0 / (FPS * w.settings.substeps * w.settings.iterations)
+    for _ in range(int(seconds * FPS)):
+        w.step(1.0 / FPS)
+        if ratio < 1.0:
+            assert w.state().rigid_still_steps[0] < sleep_steps(h)  # never asleep
+    slid = float((body.center - start) @ (rot @ [0.0, -1.0, 0.0]))
+    if ratio > 1.0:
+        assert w.state().rigid_still_steps[0] == sleep_steps(h)
+        assert abs(slid) < 2e-3  # settling only (0.5 mm)
+    else:
+        expected = 0.5 * G * (np.sin(theta) - mu * np.cos(theta)) * seconds**2
+        assert slid == pytest.approx(expected, rel=0.03)
+
+
+def test_a_sleeping_box_hit_by_a_fast_grain_wakes() -> None:
+    # A 125 kg box asleep on the ground, hit at 10 m/s by one grain (1600 kg/m^3 * (2r)^3 = 7.4 kg) flying
+    # level at its centre's height. Momentum m u gives the box V between m u / (m + M) (a plastic hit)
+    # and twice that (an elastic one), and ground friction (mu = 0.5) stops it after V^2 / (2 mu g):
+    # between 3.2 and 12.7 cm (measured 3.7). A box that stayed asleep would not move.
+    w = World(radius=SIDE / 6, rigid_sleep_threshold=THRESHOLD)
+    w.add_collider_plane(point=(0, 0, 0), normal=(0, 0, 1))
+    box = w.add_rigid(*box_mesh((SIDE, SIDE, SIDE), (0.0, 0.0, SIDE / 2 + 1e-3)))
+    h = 1.0 / (FPS * w.settings.substeps * w.settings.iterations)
+    for _ in range(FPS):
+        w.step(1.0 / FPS)
+    assert w.state().rigid_still_steps[0] == sleep_steps(h)  # asleep
+    x0, u = box.center.copy(), 10.0
+    w.add_granular([[-1.0, 0.0, SIDE / 2]], initial_velocity=(u, 0.0, 0.0))
+    woken = False
+    for _ in range(FPS):
+        w.step(1.0 / FPS)
+        woken |= w.state().rigid_still_steps[0] == 0.0
+        # The grain never passes into the box: its centre stays a radius outside the box's face.
+        assert w.positions[-1, 0] < box.center[0] - SIDE / 2 - 0.5 * SIDE / 6
+    assert woken
+    m, big_m, mu = 1600.0 * (SIDE / 3) ** 3, 1000.0 * SIDE**3, 0.5
+    plastic = m * u / (m + big_m)
+    slid = float(box.center[0] - x0[0])
+    assert 0.9 * plastic**2 / (2 * mu * G) < slid < (2 * plastic) ** 2 / (2 * mu * G), slid

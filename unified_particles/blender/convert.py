@@ -317,7 +317,7 @@ def _plan_rigid(plan: Plan, scene: bpy.types.Scene) -> None:
         f"Rotation {rb.angular_damping:g} not mapped",
     )
     if rb.use_deactivation:
-        plan.add(NOT_MAPPED, "Deactivation: ours sleeps with the scene's Sleep Threshold")
+        plan.add(NOT_MAPPED, "Deactivation: ours sleeps with the scene's Rigid Sleep Threshold")
 
 
 def _plan_soft(plan: Plan, sb: Any) -> None:

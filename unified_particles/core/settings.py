@@ -87,7 +87,10 @@ class SolverSettings:
             1 % low and its surface keeps moving.
         rigid_sleep_threshold: rigid bodies whose particles have all been slower than this (m/s) for
             half a second while touching something, and all of whose neighbours have settled too, are
-            held still (``core/sleep.py``); they wake when pushed past it. Default 0 (off).
+            held still (``core/sleep.py``); they wake when pushed past it, or when a moving collider,
+            a force field, a joint or a rope acts on them. 0 turns it off. Default 0.05: about 2 g h at
+            the default budget (h = 1/384 s), above a sleeping pile's own residual speed (at most
+            0.74 g h in S2) and far below any motion one sees (docs/physics.md).
         max_speed: particle speed limit, m/s. Default inf (no limit).
         max_depenetration_speed: bodies that overlap another where they were built are pushed apart
             at most this fast, m/s (PhysX's max depenetration velocity; ``depenetration.py``); inf
@@ -185,12 +188,16 @@ class SolverSettings:
         panel="advanced",
     )
     rigid_sleep_threshold: float = _setting(
-        0.0,
+        0.05,
         label="Rigid Sleep Threshold",
-        description="Rigid bodies at rest, with all they touch, for half a second below this speed sleep "
-        "until pushed (m/s); 0 turns it off",
+        description="Rigid bodies resting on something, slower than this for half a second with all they "
+        "touch, sleep (held still at almost no cost) until something hits, pushes or moves them (m/s); "
+        "0: never sleep",
         unit="m/s",
         maximum=10.0,
+        soft_maximum=1.0,
+        panel="advanced",
+        blender_unit="VELOCITY",
     )
     max_speed: float = _setting(
         math.inf,

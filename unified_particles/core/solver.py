@@ -47,7 +47,7 @@ from .rest_check import RestCheck
 from .rigid_support import BodySupport
 from .settings import SolverSettings
 from .sizes import Radius, is_uniform, largest, pair_reach, refresh_sized, sized_candidates, world_sizes
-from .sleep import Wake, sleep_rigid_bodies, tied_bodies
+from .sleep import Wake, all_asleep, sleep_rigid_bodies, sleeping_rows, tied_bodies
 from .state import ParticleState
 from .struck import (
     bound_rebound,
@@ -195,6 +195,8 @@ class Solver:
         active = state.active if len(inactive) else None  # None: every particle is live
         if stabilize:  # the frame's first small step: do its small steps all see the same inputs?
             self.rest.frame_qualifies(self)
+            if s.rigid_sleep_threshold > 0.0 and all_asleep(model, state, h):
+                stabilize = False  # it would move nothing (sleep.all_asleep)
         self.rest.before_step(state, stabilize)
         # 1. External forces, damping, speed limit; predict positions x*.
         self._apply_external_forces(state, h, alpha, dt_frame)
@@ -348,6 +350,7 @@ class Solver:
     ) -> None:
         """``stabilization_iterations`` contact passes on x (no friction), each applied to x and x*."""
         x, kin, sm = state.positions, self.kinematic, self.model.shape_matching
+        asleep = sleeping_rows(self.model, state, h) if self.settings.rigid_sleep_threshold > 0.0 else None
         # Colliders in their pose at the step's start, where x is (at the end pose, a moving face swallowed
         start = max(alpha - h / dt_frame, 0.0)
         for _ in range(int(self.settings.stabilization_iterations)):
@@ -364,6 +367,8 @@ class Solver:
                 self.colliders.keep_sides(x, moved, start, start, self._movable(), self.sizes[0])
             if kin is not None:
                 moved[kin.idx] = x[kin.idx]
+            if asleep is not None:  # a sleeping body stays where it sleeps (sleep.sleeping_rows)
+                moved[asleep] = x[asleep]
             x_pred += moved - x
             x[...] = moved
 
