@@ -140,17 +140,19 @@ class FillMeasure:
         # ball: 2 (a - 2r)(b - 2r), 2 pi (R - r)^2); a layer of the grid across it has 1 / (h_i h_j) nodes
         # per m^2.
         shrink = np.maximum(1.0 - spacing / np.maximum(self.extent, 1e-300), 0.0)
-        facing = self.facing * np.prod(shrink) / np.maximum(shrink, 1e-300)
+        facing = self.facing * np.array([shrink[1] * shrink[2], shrink[0] * shrink[2], shrink[0] * shrink[1]])
         per_layer = float(facing @ steps) / cell
+        if volume <= 0.0:
+            # Thinner than 2r everywhere: no inset surface; the grid nodes inside the mesh stay (one layer
+            # in a plate's middle: half the nodes of its two faces' layers).
+            assert self.volume is not None
+            thin = max(self.volume / cell, 0.5 * per_layer)
+            return thin, 0.0, thin
         band = _CURVED_BAND_SPACINGS * cell ** (1.0 / 3.0)
         curved, curved_l1 = self._curved_area(band)
         share = curved / self.area if self.area > 0.0 else 0.0
         facing_l1 = curved_l1 / curved if curved > 0.0 else _BALL_FACING
         edges = self._edge_nodes(r, steps)
-        if volume <= 0.0:
-            # Thinner than 2r everywhere: no inset surface, the grid nodes inside the mesh stay (thin nodes).
-            assert self.volume is not None
-            return self.volume / cell, 0.0, self.volume / cell
         inside = volume / cell
         # The curved layer's nodes lie on no grid layer: per cell face (cell^(2/3)) of the inset surface.
         weight = _CURVED_LAYER * (facing_l1 / _BALL_FACING) ** 2
