@@ -20,6 +20,7 @@ from .colliders import (
     deforming_vertices,
     plane_contacts,
     restore_deforming_vertices,
+    sides,
 )
 
 FloatArray = NDArray[np.float64]
@@ -82,12 +83,11 @@ class ColliderSet:
         radius: float | FloatArray,
     ) -> None:
         """At a small step's end: no particle's path ``x_prev`` -> ``x`` (N, 3) passes through an open mesh
-        (``MeshCollider.keep_sides``, ``colliders/sides.py``); ``x`` is corrected in place. ``alpha_prev``
+        (``colliders/sides.py``); ``x`` is corrected in place. ``alpha_prev``
         and ``alpha``: the fractions of the frame at the step's start and end; ``movable`` (N,) the
         particles that may be moved; ``radius`` one, or (N,) per particle, metres."""
         for mesh in self.meshes:
-            if mesh.is_open:
-                mesh.keep_sides(x_prev, x, alpha, alpha_prev, movable, radius)
+            sides.keep_mesh_sides(mesh, x_prev, x, alpha, alpha_prev, movable, radius)
 
     def end_frame(self) -> None:
         """After a frame: each mesh collider's pose (and shape) now is where the next frame starts."""

@@ -230,7 +230,7 @@ class Solver:
             if self.joints is not None:  # on the shape-matched poses (core/joints.py)
                 self.joints.solve(model, state, x, x_pred, rot_prev, h, r)
             # Colliders keep the last word: no body is fitted back into one (colliders/body_hold.py).
-            self._hold_bodies_out(x_pred, found_at, found, alpha, dt_frame)
+            self._hold_bodies_out(x_pred, found_at, found, alpha, dt_frame, x, h)
         if model.soft is not None:  # soft bodies' overlapping clusters, plastic flow (core/soft.py)
             model.soft.solve(x_pred, state.soft_rest, h, model.particle_inv_mass)
         if model.balloons is not None:  # balloons' volume (core/balloon.py), before the stretch solve
@@ -362,7 +362,8 @@ class Solver:
             if sm is not None:
                 # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
                 moved[sm.rows] += self._rigid_goals(moved, touching)[0]
-                self._hold_bodies_out(moved, x, found, start, dt_frame)  # as in the solve (body_hold.py)
+                # As in the solve (body_hold.py); no friction here, as in the contacts (x_start = moved).
+                self._hold_bodies_out(moved, x, found, start, dt_frame, moved, 0.0)
             if self.colliders.meshes:  # nothing carried through an open mesh (colliders/sides.py)
                 self.colliders.keep_sides(x, moved, start, start, self._movable(), self.sizes[0])
             if kin is not None:
@@ -379,6 +380,8 @@ class Solver:
         found: tuple[ColliderContacts, float | FloatArray],
         alpha: float,
         dt_frame: float,
+        x_start: FloatArray,
+        h: float,
     ) -> None:
         """No rigid body ends the small step in a collider, ``x`` in place (``colliders.body_hold``)."""
         sm = self.model.shape_matching
@@ -388,7 +391,14 @@ class Solver:
                 self.sizes[0],
                 self.model.particle_rigid_body,
             )
-            hold_rigid_bodies_out(self.colliders, x, found_at, found, r, alpha, dt_frame, held, body, sm)
+            mu = (
+                self.model.particle_friction,
+                self.settings.static_friction_scale,
+                self.settings.dynamic_friction_scale,
+            )
+            hold_rigid_bodies_out(
+                self.colliders, x, found_at, found, r, alpha, dt_frame, held, body, sm, x_start, h, mu
+            )
 
     def _movable(self) -> BoolArray:
         """(N,) the particles a correction may move: dynamic, not kinematic (pins have zero mass)."""

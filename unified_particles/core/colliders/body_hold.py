@@ -54,6 +54,9 @@ def hold_rigid_bodies_out(
     held: NDArray[np.bool_],
     particle_body: IntArray,
     sm: ShapeMatching,
+    x_start: FloatArray,
+    h: float,
+    friction: tuple[FloatArray, float, float],
 ) -> None:
     """No rigid body ends a small step in a collider: move each body with a ``held`` particle in one at
     its final position ``x`` (N, 3) back out, in place.
@@ -66,6 +69,8 @@ def hold_rigid_bodies_out(
         radius: particle radius, one or (N,), metres; ``alpha``: the fraction of the frame of
             ``dt_frame`` s reached (the colliders' pose).
         held: (N,) the dynamic rigid particles; ``particle_body`` (N,) their body numbers.
+        x_start: (N, 3) the positions at the small step's start, metres; ``h`` the small step, s.
+        friction: (N,) the particles' friction coefficients and the static and kinetic scales.
 
     Every contact found, not only those deep when found: a particle just above the ground then (a body
     lifted by the last step's hold) and pressed in by the particle contacts and shape matching had no
@@ -80,18 +85,45 @@ def hold_rigid_bodies_out(
     plane = np.einsum("ij,ij->i", found_at[idx], normal) + col.depth[mine]
     sunk = plane - np.einsum("ij,ij->i", x[idx], normal)
     deep = sunk > 0.0
-    idx, normal, sunk = idx[deep], normal[deep], sunk[deep]
+    parts = [(idx[deep], normal[deep], sunk[deep], col.friction[mine][deep], col.velocity[mine][deep])]
     moved = held & (np.einsum("ij,ij->i", x - found_at, x - found_at) > np.square(tol))
     if moved.any():
         which = np.flatnonzero(moved)
         r = radius[which] if np.ndim(radius) else radius  # type: ignore[index]
         again = colliders.contacts(x[which], r, alpha, dt_frame, 0.0)
         keep = again.depth > 0.0
-        idx = np.concatenate([idx, which[again.idx[keep]]])
-        normal = np.concatenate([normal, again.normal[keep]])
-        sunk = np.concatenate([sunk, again.depth[keep]])
-    if len(idx):
-        hold_bodies_out(x, idx, normal, sunk, particle_body, sm)
+        parts.append(
+            (
+                which[again.idx[keep]],
+                again.normal[keep],
+                again.depth[keep],
+                again.friction[keep],
+                again.velocity[keep],
+            )
+        )
+    idx, normal, sunk, mu_collider, velocity = (np.concatenate(a) for a in zip(*parts, strict=True))
+    if not len(idx):
+        return
+    # Coulomb friction for the hold's own push (the contact pass's friction scaled with its own depth
+    # only; without this a box sliding down a 35 degree incline, mu 0.5, lost a tenth of its friction):
+    # the particle's tangential motion over the step relative to the surface is removed below mu_s s,
+    # else shortened by mu_k s (contacts.collider_corrections, with the sinking s for the depth).
+    particle_mu, mu_s, mu_k = friction
+    mu = 0.5 * (particle_mu[idx] + mu_collider)
+    rel = x[idx] - x_start[idx] - velocity * h
+    t = rel - np.einsum("ij,ij->i", rel, normal)[:, None] * normal
+    tl = np.sqrt(np.einsum("ij,ij->i", t, t))
+    back = np.where(tl < mu_s * mu * sunk, tl, np.minimum(mu_k * mu * sunk, tl))
+    slide = tl > 0.0
+    direction = -t[slide] / tl[slide, None]
+    hold_bodies_out(
+        x,
+        np.concatenate([idx, idx[slide]]),
+        np.concatenate([normal, direction]),
+        np.concatenate([sunk, back[slide]]),
+        particle_body,
+        sm,
+    )
 
 
 def hold_bodies_out(

@@ -17,7 +17,7 @@ from ..fastops import rotate_translate
 from ..geometry import SDFVolume, as_vertices
 from ..pair_cache import PairCache
 from ..rotations import polar
-from . import sides, sweeps
+from . import sweeps
 from .contacts import ColliderContacts
 from .deforming import DeformingSurface
 from .exact import ExactSurface, plan_contacts, soup_faces, volume_cell
@@ -308,29 +308,6 @@ class MeshCollider:
         if deform is not None and dt > 0.0:
             velocity += deform.velocity(hits.tri, hits.bary, dt) @ r.T
         return sweeps.hold_crossed(found, hits, q, r, velocity, self.radius, self.friction)
-
-    @property
-    def is_open(self) -> bool:
-        """True for an open mesh (two-sided contacts: a ground quad, a sheet), False for a closed one."""
-        surface = self._deform if self._deform is not None else self._probe
-        return surface is not None and not surface.closed
-
-    def keep_sides(
-        self, x_prev: FloatArray, x: FloatArray, alpha: float, alpha_prev: float, movable: NDArray[np.bool_],
-        radius: float | FloatArray,
-    ) -> None:  # fmt: skip
-        """An open mesh: put the particles whose path ``x_prev`` -> ``x`` (N, 3) this small step crossed it
-        back on the side they came from, in place (``sides.held_sides``; a closed mesh does nothing)."""
-        if not self.is_open:
-            return
-        deform = self._update_deform() if self._deform is not None else None
-        rp, tp = self._pose_at(alpha_prev)
-        r, t = self._pose_at(alpha)
-        q_prev = rotate_translate(x_prev, rp, -(tp @ rp))
-        q = rotate_translate(x, r, -(t @ r))
-        held = sides.held_sides(q_prev, q, movable, radius, deform, self._probe, alpha_prev, alpha)
-        if held is not None:
-            x[held[0]] = rotate_translate(held[1], r.T, t)  # local to world: q R^T + t
 
     def _deforming_contacts(
         self,

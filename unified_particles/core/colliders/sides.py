@@ -14,17 +14,52 @@ crossing point, on the side it came from (as ``sweeps.hold_crossed`` does for th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numpy.typing import NDArray
 
-from ..fastops import rows_all
+from ..fastops import rotate_translate, rows_all
 from .crossings import exact_surface_crossings
 from .deforming import DeformingSurface
 from .exact import ExactSurface
 
+if TYPE_CHECKING:
+    from .mesh import MeshCollider
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
+
+
+def is_open(mesh: MeshCollider) -> bool:
+    """True for an open mesh (two-sided contacts: a ground quad, a sheet), False for a closed one."""
+    surface = mesh._deform if mesh._deform is not None else mesh._probe
+    return surface is not None and not surface.closed
+
+
+def keep_mesh_sides(
+    mesh: MeshCollider,
+    x_prev: FloatArray,
+    x: FloatArray,
+    alpha: float,
+    alpha_prev: float,
+    movable: BoolArray,
+    radius: float | FloatArray,
+) -> None:
+    """An open mesh: put the particles whose path ``x_prev`` -> ``x`` (N, 3, world) this small step
+    crossed it back on the side they came from, in place (:func:`held_sides`; a closed mesh does
+    nothing). ``alpha_prev``, ``alpha``: the fractions of the frame at the step's start and end."""
+    if not is_open(mesh):
+        return
+    deform = mesh._update_deform() if mesh._deform is not None else None
+    rp, tp = mesh._pose_at(alpha_prev)
+    r, t = mesh._pose_at(alpha)
+    q_prev = rotate_translate(x_prev, rp, -(tp @ rp))
+    q = rotate_translate(x, r, -(t @ r))
+    held = held_sides(q_prev, q, movable, radius, deform, mesh._probe, alpha_prev, alpha)
+    if held is not None:
+        x[held[0]] = rotate_translate(held[1], r.T, t)  # local to world: q R^T + t
 
 
 def held_sides(
