@@ -640,7 +640,15 @@ class FluidSolver:
         if gh <= 0.0:
             return
         ff = self._ff
-        calm_surface(v, self._pi[:ff], self._pj[:ff], self._w_ff, self._compressed, self.is_fluid, gh)
+        # Liquid within two neighbourhoods of a solid particle moves with it, or around it (a grain sinking
+        # through shallow water stopped 1.5 layers up with its surface calmed): not calmed.
+        n = len(v)
+        near = np.bincount(self._pi[ff:], minlength=n) > 0
+        near |= (np.bincount(self._pi[:ff], weights=near[self._pj[:ff]], minlength=n) > 0) | (
+            np.bincount(self._pj[:ff], weights=near[self._pi[:ff]], minlength=n) > 0
+        )
+        free = self.is_fluid & ~near
+        calm_surface(v, self._pi[:ff], self._pj[:ff], self._w_ff, self._compressed, free, gh)
         if SLEEP_GH <= 0.0:
             return
         limit = SLEEP_GH * gh

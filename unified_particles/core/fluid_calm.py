@@ -65,8 +65,10 @@ def calm_surface(
     ii, jj, wi = pi[on_i], pj[on_i], weight[on_i]  # candidate i sees neighbour j
     ij, ji, wj = pj[on_j], pi[on_j], weight[on_j]  # candidate j sees neighbour i
     total = np.bincount(ii, weights=wi, minlength=n) + np.bincount(ij, weights=wj, minlength=n)
-    under = np.bincount(ii, weights=wi * inside[jj], minlength=n)
-    under += np.bincount(ij, weights=wj * inside[ji], minlength=n)
+    # (not in place: np.bincount of no pairs is int64)
+    under = np.bincount(ii, weights=wi * inside[jj], minlength=n) + np.bincount(
+        ij, weights=wj * inside[ji], minlength=n
+    )
     candidate &= under > UNDER_SHARE * total
     if not candidate.any():
         return
@@ -75,8 +77,9 @@ def calm_surface(
         return
     mean = np.empty((len(idx), 3))
     for axis in range(3):
-        s = np.bincount(ii, weights=wi * v[jj, axis], minlength=n)
-        s += np.bincount(ij, weights=wj * v[ji, axis], minlength=n)
+        s = np.bincount(ii, weights=wi * v[jj, axis], minlength=n) + np.bincount(
+            ij, weights=wj * v[ji, axis], minlength=n
+        )
         mean[:, axis] = s[idx] / total[idx]
     # The local flow: the faster of the particle and its neighbourhood's mean, so a splash onto still
     # water (fast particle) and a surface riding a flow (fast neighbours) are both left alone.
