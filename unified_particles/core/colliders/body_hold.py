@@ -80,13 +80,14 @@ def hold_rigid_bodies_out(
     (distance is 1-Lipschitz): those few are looked up again at ``x``.
     """
     col, tol = found
-    mine = held[col.idx]
+    # Those that moved more than tol since are looked up again below, and only there (once each).
+    moved = held & (np.einsum("ij,ij->i", x - found_at, x - found_at) > np.square(tol))
+    mine = held[col.idx] & ~moved[col.idx]
     idx, normal = col.idx[mine], col.normal[mine]
     plane = np.einsum("ij,ij->i", found_at[idx], normal) + col.depth[mine]
     sunk = plane - np.einsum("ij,ij->i", x[idx], normal)
     deep = sunk > 0.0
     parts = [(idx[deep], normal[deep], sunk[deep], col.friction[mine][deep], col.velocity[mine][deep])]
-    moved = held & (np.einsum("ij,ij->i", x - found_at, x - found_at) > np.square(tol))
     if moved.any():
         which = np.flatnonzero(moved)
         r = radius[which] if np.ndim(radius) else radius  # type: ignore[index]
@@ -106,14 +107,15 @@ def hold_rigid_bodies_out(
         return
     # Coulomb friction for the hold's own push (the contact pass's friction scaled with its own depth
     # only; without this a box sliding down a 35 degree incline, mu 0.5, lost a tenth of its friction):
-    # the particle's tangential motion over the step relative to the surface is removed below mu_s s,
-    # else shortened by mu_k s (contacts.collider_corrections, with the sinking s for the depth).
-    particle_mu, mu_s, mu_k = friction
+    # the particle's tangential motion over the step relative to the surface is shortened by mu_k s
+    # (kinetic only: contacts.collider_corrections, with the sinking s for the depth; a static branch
+    # stuck a box a kinematic bat pushed from rest, and the bat went through it).
+    particle_mu, _, mu_k = friction
     mu = 0.5 * (particle_mu[idx] + mu_collider)
     rel = x[idx] - x_start[idx] - velocity * h
     t = rel - np.einsum("ij,ij->i", rel, normal)[:, None] * normal
     tl = np.sqrt(np.einsum("ij,ij->i", t, t))
-    back = np.where(tl < mu_s * mu * sunk, tl, np.minimum(mu_k * mu * sunk, tl))
+    back = np.minimum(mu_k * mu * sunk, tl)
     slide = tl > 0.0
     direction = -t[slide] / tl[slide, None]
     hold_bodies_out(
