@@ -38,8 +38,10 @@ class ColliderSet:
         self.planes: tuple[PlaneCollider, ...] = ()
         self.meshes: tuple[MeshCollider, ...] = ()
         self._plane_arrays = PlaneArrays.of(())  # the planes as arrays (planes never move)
-        # The last :meth:`contacts` query's contacts, all within its tolerance, and the tolerance:
-        # rigid bodies are held at them after shape matching (colliders/body_hold.py).
+        # The last :meth:`contacts` query's contacts with open meshes, all within its tolerance, and the
+        # tolerance: rigid bodies are held at them after shape matching (colliders/body_hold.py). Planes
+        # and closed meshes push a sunk particle out from any depth; an open mesh's far side would carry
+        # it on through, so only open meshes need the hold.
         self.found: tuple[ColliderContacts, float | FloatArray] = (ColliderContacts.concatenate([]), 0.0)
 
     def add_plane(self, plane: PlaneCollider) -> None:
@@ -65,13 +67,35 @@ class ColliderSet:
         of a frame of ``dt_frame`` s; with ``x_prev`` mesh colliders add swept contacts (no tunnelling).
         ``radius`` and ``tol``: one float, or (N,) per particle (each particle touches at its own r)."""
         parts = [plane_contacts(self._plane_arrays, x, radius, tol)] if self.planes else []
+        open_parts = []
         for mesh in self.meshes:
             if np.ndim(radius) == 0 and radius == mesh.radius:  # the world's radius: as ever
-                parts.append(mesh.contacts(x, alpha, dt_frame, float(tol), x_prev, h))  # type: ignore[arg-type]
+                part = mesh.contacts(x, alpha, dt_frame, float(tol), x_prev, h)  # type: ignore[arg-type]
             else:
-                parts.append(_own_radius(mesh, x, radius, alpha, dt_frame, tol, x_prev, h))
-        self.found = (ColliderContacts.concatenate(parts), tol)
-        return self.found[0]
+                part = _own_radius(mesh, x, radius, alpha, dt_frame, tol, x_prev, h)
+            parts.append(part)
+            if sides.is_open(mesh):
+                open_parts.append(part)
+        self.found = (ColliderContacts.concatenate(open_parts), tol)
+        return ColliderContacts.concatenate(parts)
+
+    def has_open_meshes(self) -> bool:
+        """Whether any mesh collider is open (two-sided: a ground quad, a sheet)."""
+        return any(sides.is_open(mesh) for mesh in self.meshes)
+
+    def open_contacts(
+        self, x: FloatArray, radius: float | FloatArray, alpha: float, dt_frame: float
+    ) -> ColliderContacts:
+        """The contacts of particles at ``x`` (K, 3) with the open (two-sided) meshes only, as
+        :meth:`contacts` at tolerance 0 (``colliders/body_hold.py``); ``found`` is left as it was."""
+        parts = [
+            mesh.contacts(x, alpha, dt_frame, 0.0)
+            if np.ndim(radius) == 0 and radius == mesh.radius
+            else _own_radius(mesh, x, radius, alpha, dt_frame, 0.0, None, 0.0)
+            for mesh in self.meshes
+            if sides.is_open(mesh)
+        ]
+        return ColliderContacts.concatenate(parts)
 
     def keep_sides(
         self,

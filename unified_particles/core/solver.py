@@ -385,7 +385,7 @@ class Solver:
     ) -> None:
         """No rigid body ends the small step in a collider, ``x`` in place (``colliders.body_hold``)."""
         sm = self.model.shape_matching
-        if sm is not None and (self.colliders.planes or self.colliders.meshes):
+        if sm is not None and self.colliders.has_open_meshes():  # planes, closed meshes: push out
             held, r, body = (
                 self._rigid_mask() & self._movable(),
                 self.sizes[0],

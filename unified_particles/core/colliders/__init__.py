@@ -21,9 +21,9 @@ from .contacts import ColliderContacts, collider_corrections
 from .crossings import SegmentHits, exact_surface_crossings
 from .deforming import DeformingSurface, deforming_vertices, restore_deforming_vertices
 from .exact import ExactSurface
-from .mesh import POSE_CACHE_SIZE, MeshCollider
+from .mesh import MeshCollider
 from .planes import PlaneArrays, PlaneCollider, plane_contacts
-from .poses import as_transform, rotation_exp, rotation_log
+from .poses import POSE_CACHE_SIZE, as_transform, rotation_exp, rotation_log
 from .volume import WEAK_SDF_GRADIENT
 
 # The tunables of the mesh contacts. The modules read them from here when called

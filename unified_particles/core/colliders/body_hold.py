@@ -91,7 +91,7 @@ def hold_rigid_bodies_out(
     if moved.any():
         which = np.flatnonzero(moved)
         r = radius[which] if np.ndim(radius) else radius  # type: ignore[index]
-        again = colliders.contacts(x[which], r, alpha, dt_frame, 0.0)
+        again = colliders.open_contacts(x[which], r, alpha, dt_frame)
         keep = again.depth > 0.0
         parts.append(
             (

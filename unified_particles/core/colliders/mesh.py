@@ -21,14 +21,11 @@ from . import sweeps
 from .contacts import ColliderContacts
 from .deforming import DeformingSurface
 from .exact import ExactSurface, plan_contacts, soup_faces, volume_cell
-from .poses import as_transform, rotation_exp, rotation_log, scale_changed
+from .poses import FrameMotion, as_transform, scale_changed
 from .volume import VolumeContacts
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-# Poses (rotation, translation) kept per collider, keyed by matrix: a frame needs two (start, target).
-POSE_CACHE_SIZE = 4
 
 
 @dataclass
@@ -83,13 +80,7 @@ class MeshCollider:
     _pair_cache: PairCache = field(default_factory=PairCache, init=False, repr=False)
     _deform_pairs: PairCache = field(default_factory=PairCache, init=False, repr=False)
     start_deforming: bool = field(default=False, repr=False)
-    _pose_cache: dict[bytes, tuple[FloatArray, FloatArray]] = field(
-        default_factory=dict, init=False, repr=False
-    )
-    # The last pose pair compared (see _motion): (frame start, target, their poses and whether they differ).
-    _motion_memo: (
-        tuple[FloatArray, FloatArray, tuple[FloatArray, FloatArray, FloatArray, FloatArray, bool]] | None
-    ) = field(default=None, init=False, repr=False)
+    _poses: FrameMotion = field(default_factory=FrameMotion, init=False, repr=False)  # poses.py
     exact_contacts: bool = field(default=False, init=False)
     thinnest: float = field(default=math.inf, init=False)
 
@@ -97,7 +88,7 @@ class MeshCollider:
         self._frame_start = self._transform.copy()
         if self.start_deforming:  # no volume: it deforms from the first frame on
             _, self._scale = polar(self._transform[:3, :3])
-            self._pose_cache.clear()
+            self._poses.clear()
             self.set_vertices(self.vertices)
             return
         self._build(self._transform)
@@ -135,7 +126,7 @@ class MeshCollider:
             # The volume then only answers for particles deep inside: a coarse one does.
             cell = max(cell, extent / colliders.EXACT_VOLUME_CELLS)
         vol = SDFVolume.from_mesh(shape_vertices, faces, cell, 2.0 * self.radius + 2.0 * cell)
-        self._pose_cache.clear()
+        self._poses.clear()
         self._near_cache.reset()
         self._pair_cache.reset()
         self._scale = s
@@ -206,43 +197,17 @@ class MeshCollider:
             self._pair_cache.reset()
         return surface
 
-    def _pose(self, m: FloatArray) -> tuple[FloatArray, FloatArray]:
-        key = m.tobytes()
-        cached = self._pose_cache.get(key)
-        if cached is None:
-            r, _ = polar(m[:3, :3])
-            cached = (r, m[:3, 3].copy())
-            if len(self._pose_cache) > POSE_CACHE_SIZE:
-                self._pose_cache.clear()
-            self._pose_cache[key] = cached
-        return cached
-
     def _motion(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, bool]:
-        """(r0, t0, r1, t1, moving): the poses at the frame's start and target and whether they differ,
-        compared once per pair of pose matrices, not at every query (a collider at rest compared them 8
-        times per small step: 7 % of a small liquid scene's step, benchmarks/small_liquid_notes.md).
-        The matrices are replaced, never written in place, so the same two objects mean the same poses."""
-        start, target, memo = self._frame_start, self._transform, self._motion_memo
-        if memo is None or memo[0] is not start or memo[1] is not target:
-            r0, t0 = self._pose(start)
-            r1, t1 = self._pose(target)
-            moving = not (np.array_equal(r0, r1) and np.array_equal(t0, t1))
-            memo = self._motion_memo = (start, target, (r0, t0, r1, t1, moving))
-        return memo[2]
+        """The frame's poses and whether it moves (``poses.FrameMotion.motion``)."""
+        return self._poses.motion(self._frame_start, self._transform)
 
     def _pose_at(self, alpha: float) -> tuple[FloatArray, FloatArray]:
         """Rotation and translation at fraction ``alpha`` of the frame's rigid motion."""
-        r0, t0, r1, t1, moving = self._motion()
-        if not moving:
-            return r1, t1
-        return r0 @ rotation_exp(alpha * rotation_log(r0.T @ r1)), t0 + alpha * (t1 - t0)
+        return self._poses.at(self._frame_start, self._transform, alpha)
 
     def _surface_velocity(self, ql: FloatArray, dt_frame: float) -> FloatArray:
         """(K, 3) world velocity of the rigid motion at local points ``ql`` (zero at rest)."""
-        r0, t0, r1, t1, moving = self._motion()
-        if dt_frame <= 0.0 or not moving:
-            return np.zeros_like(ql)
-        return rotate_translate(ql, (r1 - r0).T, t1 - t0) / dt_frame
+        return self._poses.surface_velocity(self._frame_start, self._transform, ql, dt_frame)
 
     def contacts(
         self,
