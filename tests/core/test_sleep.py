@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unified_particles.core import World
+from unified_particles.core import RigidBody, World
 from unified_particles.core.primitives import box_mesh
 from unified_particles.core.sleep import RIGID_SLEEP_SECONDS, sleep_steps
 
@@ -41,17 +41,23 @@ def _count_small_steps(w: World) -> list[int]:
     return count
 
 
+def _box_on_slope(theta: float, mu: float) -> tuple[World, RigidBody, np.ndarray]:
+    """A box resting 1 mm above a plane tilted by ``theta`` (rad) about x, both of friction ``mu``; the
+    world, the box and the tilt's rotation."""
+    rot = np.array([[1, 0, 0], [0, np.cos(theta), -np.sin(theta)], [0, np.sin(theta), np.cos(theta)]])
+    w = World(radius=SIDE / 6, rigid_sleep_threshold=THRESHOLD)
+    w.add_collider_plane(point=(0, 0, 0), normal=rot @ [0.0, 0.0, 1.0], friction=mu)
+    v, f = box_mesh((SIDE, SIDE, SIDE), (0.0, 0.0, SIDE / 2 + 1e-3))
+    return w, w.add_rigid(v @ rot.T, f, friction=mu), rot
+
+
 def test_a_box_sliding_from_rest_down_an_incline_never_sleeps() -> None:
     # Coulomb: on a slope of 35 degrees with mu = 0.5 a block slides from rest with
     # a = g (sin theta - mu cos theta) = 1.61 m/s^2 > THRESHOLD / RIGID_SLEEP_SECONDS = 0.1 m/s^2, so it
     # passes the threshold after 0.03 s, long before it could sleep, and s(t) = a t^2 / 2. Tolerance as
     # test_analytic's incline: 3% (the contact settles in the first small steps).
     theta, mu, seconds = np.radians(35.0), 0.5, 1.0
-    rot = np.array([[1, 0, 0], [0, np.cos(theta), -np.sin(theta)], [0, np.sin(theta), np.cos(theta)]])
-    w = World(radius=SIDE / 6, rigid_sleep_threshold=THRESHOLD)
-    w.add_collider_plane(point=(0, 0, 0), normal=rot @ [0.0, 0.0, 1.0], friction=mu)
-    v, f = box_mesh((SIDE, SIDE, SIDE), (0.0, 0.0, SIDE / 2 + 1e-3))
-    body = w.add_rigid(v @ rot.T, f, friction=mu)
+    w, body, rot = _box_on_slope(theta, mu)
     start = body.center.copy()
     for _ in range(int(seconds * FPS)):
         w.step(1.0 / FPS)
@@ -201,11 +207,7 @@ def test_a_box_on_a_slope_sleeps_above_its_friction_angle_and_slides_below(ratio
     # measured 0.672). Tolerance as the 35 degree incline above: 3 %.
     theta, seconds = np.radians(20.0), 2.0
     mu = ratio * np.tan(theta)
-    rot = np.array([[1, 0, 0], [0, np.cos(theta), -np.sin(theta)], [0, np.sin(theta), np.cos(theta)]])
-    w = World(radius=SIDE / 6, rigid_sleep_threshold=THRESHOLD)
-    w.add_collider_plane(point=(0, 0, 0), normal=rot @ [0.0, 0.0, 1.0], friction=mu)
-    v, f = box_mesh((SIDE, SIDE, SIDE), (0.0, 0.0, SIDE / 2 + 1e-3))
-    body = w.add_rigid(v @ rot.T, f, friction=mu)
+    w, body, rot = _box_on_slope(theta, mu)
     start = body.center.copy()
     h = 1.0 / (FPS * w.settings.substeps * w.settings.iterations)
     for _ in range(int(seconds * FPS)):
