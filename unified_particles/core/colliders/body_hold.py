@@ -162,13 +162,10 @@ def hold_bodies_out(
     members, m = sm.idx[rows], sm.mass[rows]
     y = x[members]
     body_mass = np.bincount(local, weights=m, minlength=nb)
-    c = (
-        np.stack([np.bincount(local, weights=m * y[:, k], minlength=nb) for k in range(3)], 1)
-        / body_mass[:, None]
-    )
+    c = _group_sums(local, m[:, None] * y, nb) / body_mass[:, None]
     d = y - c[local]
     # Inertia about the centre of mass, sum m (|d|^2 I - d d^T), (B', 3, 3).
-    outer = np.stack([np.bincount(local, weights=m * d[:, i] * d[:, j], minlength=nb) for i, j in _IJ], 1)
+    outer = _group_sums(local, m[:, None] * d[:, _I] * d[:, _J], nb)
     inertia = np.zeros((nb, 3, 3))
     inertia[:, _I, _J] = -outer
     inertia[:, _I, _J] += (outer[:, 0] + outer[:, 4] + outer[:, 8])[:, None] * np.eye(3).ravel()
@@ -178,17 +175,23 @@ def hold_bodies_out(
     jac = np.concatenate([normal, np.cross(x[idx] - c[held_body], normal)], axis=1)  # (K', 6)
     w = HOLD_WEIGHT * body_mass[held_body]
     jj = (w[:, None, None] * jac[:, :, None] * jac[:, None, :]).reshape(-1, 36)
-    a += np.stack([np.bincount(held_body, weights=jj[:, e], minlength=nb) for e in range(36)], 1).reshape(
-        nb, 6, 6
-    )
-    b = np.stack([np.bincount(held_body, weights=w * sunk * jac[:, e], minlength=nb) for e in range(6)], 1)
+    a += _group_sums(held_body, jj, nb).reshape(nb, 6, 6)
+    b = _group_sums(held_body, (w * sunk)[:, None] * jac, nb)
     xi = np.linalg.solve(a, b[..., None])[..., 0]
     rot = _rodrigues(xi[:, 3:])
     x[members] = np.einsum("kij,kj->ki", rot[local], d) + c[local] + xi[local, :3]
 
 
 _I, _J = np.divmod(np.arange(9), 3)
-_IJ = list(zip(_I.tolist(), _J.tolist(), strict=True))
+
+
+def _group_sums(group: IntArray, values: FloatArray, n: int) -> FloatArray:
+    """(n, C) the sums of the rows of ``values`` (K, C) per ``group`` (K,) in 0..n-1: one bincount over
+    the flattened entries (each sum in the order of its rows, as a bincount per column gives)."""
+    cols = values.shape[1]
+    keys = (group[:, None] * cols + np.arange(cols)).ravel()
+    sums = np.bincount(keys, weights=values.ravel(), minlength=n * cols)  # int64 zeros if K = 0
+    return sums.astype(np.float64, copy=False).reshape(n, cols)
 
 
 def _rodrigues(w: FloatArray) -> FloatArray:
