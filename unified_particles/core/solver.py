@@ -107,6 +107,7 @@ class Solver:
         self._rigid: BoolArray | None = None  # the rigid particles (_rigid_mask)
         self._rigid_row: IntArray | None = None  # particle -> row of the rigid arrays (_rigid_sdf_world)
         self._rigid_faces_t = np.zeros((9, 0))  # model.rigid_faces, (3F, R) coordinate-major
+        self._sdf_normal_t = np.zeros((3, 0))  # model.particle_sdf_normal, (3, N) coordinate-major
         self.fields: FieldSystem | None = None  # force fields (World.add_force_field)
         self.cloth_triangles: ClothTriangles | None = None  # cloth triangles loads rest on (World.add_cloth)
         self.air: Air | None = None  # cloth triangles that feel the air (World.add_cloth(air_viscosity=))
