@@ -127,7 +127,7 @@ def sleep_rigid_bodies(
     v, x = state.velocities, state.positions
     speed2 = np.einsum("ij,ij->i", v, v)
     slow = speed2 < threshold * threshold  # (N,)
-    fast_count = np.bincount(sm.body, weights=~slow[sm.rows], minlength=sm.n_bodies)
+    fast_count = sm.body_sums((~slow[sm.rows]).astype(np.float64))
     still = (fast_count == 0.0) & (state.rigid_touch_count > 0.0)
     driven = _driven_bodies(model, wake, len(x))
     if driven is not None:  # a moving collider, a force field or a tie acts on it: awake (module doc)
