@@ -58,6 +58,9 @@ class ShapeMatching:
         starts = np.flatnonzero(np.r_[True, self.body[1:] != self.body[:-1]]) if r else np.zeros(0, np.int64)
         runs = r > 0 and len(starts) == self.n_bodies and bool(np.all(np.diff(self.body) >= 0))
         self._starts: IntArray | None = starts if runs and int(self.body[0]) == 0 else None
+        # ... and each run's length: per-body values spread to the particles by np.repeat (6 us for S2's
+        # 12 x 3375 goal terms, against 20 us for np.take by body number; the same values).
+        self._run_lengths = None if self._starts is None else np.diff(np.r_[self._starts, r])
         self._products = np.empty((16, r))  # _fit's per-particle terms, reused every call
 
     def fit(self, x: FloatArray, weight: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -135,7 +138,10 @@ class ShapeMatching:
         per_body = np.empty((12, b))
         per_body[:9] = rot.reshape(b, 9).T
         per_body[9:] = c - np.einsum("bkm,mb->kb", rot, qc)
-        per = np.take(per_body, self.body, axis=1)
+        if self._run_lengths is not None:
+            per = np.repeat(per_body, self._run_lengths, axis=1)
+        else:
+            per = np.take(per_body, self.body, axis=1)
         g: FloatArray = (per[:9].reshape(3, 3, -1) * rest[None, :, :]).sum(axis=1)
         g += per[9:]
         g -= xt
