@@ -112,7 +112,6 @@ def _rigid_normals(
     both = fin_i & fin_j  # rigid on both sides
     cand_i = -gi if fin_i.all() else np.where(fin_i, -gi, 0.0)
     cand_j = gj if fin_j.all() else np.where(fin_j, gj, 0.0)
-    n_shallow = np.where(use_i, cand_i, cand_j)
     deep = rigid & (s > DEEP_SDF_RADII * radius)
     dot_i = _dot(n, cand_i)
     dot_j = _dot(n, cand_j)
@@ -134,9 +133,11 @@ def _rigid_normals(
             _face_normals(faces_i, faces_j, sub, n, cone, best, face)
     dot_s = np.where(use_i, dot_i, dot_j)
     flip = rigid & ~deep & ~face & (dot_s < 0.0) & (one_sided | (c < -FLIP_DEPTH * radius))
-    out = np.where(deep, n_shallow, n)
-    out = np.where(face, best, out)
-    if flip.any():  # rare in rigid piles (overlaps past FLIP_DEPTH): the reflection only where needed
+    # The shallower particle's candidate only where a deep pair or a flip needs it (rare in piles).
+    any_deep, any_flip = bool(deep.any()), bool(flip.any())
+    n_shallow = np.where(use_i, cand_i, cand_j) if any_deep or any_flip else n
+    out = np.where(face, best, np.where(deep, n_shallow, n) if any_deep else n)
+    if any_flip:  # rare in rigid piles (overlaps past FLIP_DEPTH): the reflection only where needed
         out = np.where(flip, n - 2.0 * dot_s * n_shallow, out)
     # The depth stays the spheres' true overlap: measuring it along the face normal (the projected
     # separation) pushes tilted, barely touching pairs apart by up to 0.4 r and pumped energy into
@@ -353,8 +354,8 @@ def _sphere_contacts(
 
     inv_wsum = 1.0 / wsum
     # Penetration is resolved fully; cohesion closes a fraction of the gap.
-    strength = 1.0 if coh is None else np.where(c < 0.0, 1.0, coh)
-    lam = (-c * strength * inv_wsum) * n
+    # (Times 1 without cohesion is exact: skipped.)
+    lam = (-c * inv_wsum if coh is None else -c * np.where(c < 0.0, 1.0, coh) * inv_wsum) * n
     dxi = wi * lam
     dxj = -wj * lam
 
@@ -387,7 +388,7 @@ def _contact_normals(
     rest = 2.0 * radius
     # Coincident centres have no direction; pick +z (deterministic) rather than dividing by zero.
     safe = dist > 1e-12 * rest
-    n = np.where(safe, d / np.where(safe, dist, 1.0), _UP)
+    n = d / dist if safe.all() else np.where(safe, d / np.where(safe, dist, 1.0), _UP)
 
     if sdf_depth is not None and sdf_normal is not None:
         di, dj = sdf_depth[i], sdf_depth[j]

@@ -88,14 +88,19 @@ def polar_rotations_batch(a: FloatArray) -> FloatArray:
     safe = np.where(active, det, 1.0)
     for _ in range(NEWTON_MAX_STEPS):
         # All matrices step at once (a gather of the unconverged ones costs more than the step);
-        # converged and excluded ones keep their values.
+        # converged and excluded ones keep their values. Few NumPy calls, in place where possible:
+        # on a hundred matrices each call costs more than its arithmetic.
         g = 1.0 / np.cbrt(safe)
-        new = (0.5 * g) * x + cof * (0.5 / (g * safe))
-        small = np.abs(new - x).max(axis=0) <= NEWTON_TOLERANCE
+        new = (0.5 * g) * x
+        new += cof * (0.5 / (g * safe))
+        step = np.subtract(new, x, out=cof)  # cof is computed anew below
+        np.abs(step, out=step)
+        small = np.maximum.reduce(step, axis=0) <= NEWTON_TOLERANCE
         x = np.where(active, new, x)
-        converged |= active & small
-        active &= ~small
-        if not active.any():
+        done = active & small
+        converged |= done
+        active ^= done
+        if not np.logical_or.reduce(active):
             break
         cof, det = _cofactors(x)
         active &= det > 0.0

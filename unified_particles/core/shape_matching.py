@@ -58,6 +58,9 @@ class ShapeMatching:
         starts = np.flatnonzero(np.r_[True, self.body[1:] != self.body[:-1]]) if r else np.zeros(0, np.int64)
         runs = r > 0 and len(starts) == self.n_bodies and bool(np.all(np.diff(self.body) >= 0))
         self._starts: IntArray | None = starts if runs and int(self.body[0]) == 0 else None
+        # ... and each run's length: per-body values spread to the particles by np.repeat (6 us for S2's
+        # 12 x 3375 goal terms, against 20 us for np.take by body number; the same values).
+        self._run_lengths = None if self._starts is None else np.diff(np.r_[self._starts, r])
         self._products = np.empty((16, r))  # _fit's per-particle terms, reused every call
 
     def fit(self, x: FloatArray, weight: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -111,6 +114,18 @@ class ShapeMatching:
             return np.asarray(np.add.reduceat(values, self._starts, axis=1), dtype=np.float64)
         return np.stack([_sum_by(self.body, row, self.n_bodies) for row in values])
 
+    def body_sums(self, values: FloatArray) -> FloatArray:
+        """(B,) sums per body of ``values`` (R,), one per rigid particle (``_sum_by_body`` for one row)."""
+        if self._starts is not None:
+            return np.asarray(np.add.reduceat(values, self._starts), dtype=np.float64)
+        return _sum_by(self.body, values, self.n_bodies)
+
+    def add_to(self, x: FloatArray, delta: FloatArray) -> None:
+        """x[rigid rows] += delta, ``x`` (N, 3), ``delta`` (R, 3) as :meth:`goals` returns it (a transposed
+        view): column by column, 5 against 11 us for S2's 3375 rows (same sums)."""
+        for axis in range(3):
+            x[self.rows, axis] += delta[:, axis]
+
     def goals(self, x: FloatArray, weight: FloatArray) -> tuple[FloatArray, FloatArray]:
         """(R, 3) corrections g_i - x_i toward the fitted rigid shapes, and the (B, 3, 3) rotations.
 
@@ -123,7 +138,10 @@ class ShapeMatching:
         per_body = np.empty((12, b))
         per_body[:9] = rot.reshape(b, 9).T
         per_body[9:] = c - np.einsum("bkm,mb->kb", rot, qc)
-        per = np.take(per_body, self.body, axis=1)
+        if self._run_lengths is not None:
+            per = np.repeat(per_body, self._run_lengths, axis=1)
+        else:
+            per = np.take(per_body, self.body, axis=1)
         g: FloatArray = (per[:9].reshape(3, 3, -1) * rest[None, :, :]).sum(axis=1)
         g += per[9:]
         g -= xt

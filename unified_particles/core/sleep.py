@@ -127,7 +127,7 @@ def sleep_rigid_bodies(
     v, x = state.velocities, state.positions
     speed2 = np.einsum("ij,ij->i", v, v)
     slow = speed2 < threshold * threshold  # (N,)
-    fast_count = np.bincount(sm.body, weights=~slow[sm.rows], minlength=sm.n_bodies)
+    fast_count = sm.body_sums((~slow[sm.rows]).astype(np.float64))
     still = (fast_count == 0.0) & (state.rigid_touch_count > 0.0)
     driven = _driven_bodies(model, wake, len(x))
     if driven is not None:  # a moving collider, a force field or a tie acts on it: awake (module doc)
@@ -189,9 +189,13 @@ def _driven_bodies(model: ParticleModel, wake: Wake | None, n: int) -> BoolArray
     sm = model.shape_matching
     if wake is None or sm is None:
         return None
-    moved = np.zeros(n, dtype=bool)  # particles a moving surface, a field or a tie acts on
-    if len(wake.contact_idx):
+    moving = None
+    if len(wake.contact_idx) and wake.contact_velocity.any():  # planes and still meshes: all zero
         moving = np.einsum("ij,ij->i", wake.contact_velocity, wake.contact_velocity) > 0.0
+    if moving is None and wake.field_pushed is None:  # nothing but ties (the per-particle pass: 10 us)
+        return None if wake.tied is None else wake.tied.copy()
+    moved = np.zeros(n, dtype=bool)  # particles a moving surface, a field or a tie acts on
+    if moving is not None:
         moved[wake.contact_idx[moving]] = True
     if wake.field_pushed is not None:
         moved |= wake.field_pushed

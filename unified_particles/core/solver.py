@@ -107,6 +107,7 @@ class Solver:
         self._rigid: BoolArray | None = None  # the rigid particles (_rigid_mask)
         self._rigid_row: IntArray | None = None  # particle -> row of the rigid arrays (_rigid_sdf_world)
         self._rigid_faces_t = np.zeros((9, 0))  # model.rigid_faces, (3F, R) coordinate-major
+        self._sdf_normal_t = np.zeros((3, 0))  # model.particle_sdf_normal, (3, N) coordinate-major
         self.fields: FieldSystem | None = None  # force fields (World.add_force_field)
         self.cloth_triangles: ClothTriangles | None = None  # cloth triangles loads rest on (World.add_cloth)
         self.air: Air | None = None  # cloth triangles that feel the air (World.add_cloth(air_viscosity=))
@@ -361,7 +362,7 @@ class Solver:
             moved = x + dx
             if sm is not None:
                 # Keep rigid bodies rigid in x too, else the shift shows up as velocity.
-                moved[sm.rows] += self._rigid_goals(moved, touching)[0]
+                sm.add_to(moved, self._rigid_goals(moved, touching)[0])
                 # As in the solve (body_hold.py); no friction here, as in the contacts (x_start = moved).
                 self._hold_bodies_out(moved, x, found, start, dt_frame, moved, 0.0)
             if self.colliders.meshes:  # nothing carried through an open mesh (colliders/sides.py)
@@ -670,13 +671,10 @@ class Solver:
     def _solve_shape_matching(self, state: ParticleState, x_pred: FloatArray, touching: BoolArray) -> None:
         sm = self.model.shape_matching
         assert sm is not None
-        state.rigid_touch_count = np.asarray(
-            np.bincount(sm.body, weights=touching[sm.rows].astype(np.float64), minlength=sm.n_bodies),
-            dtype=np.float64,
-        )
+        state.rigid_touch_count = sm.body_sums(touching[sm.rows].astype(np.float64))
         delta, state.rigid_rotation = self._rigid_goals(x_pred, touching)
         # One goal per particle, so no averaging; applied fully to keep the body rigid.
-        x_pred[sm.rows] += delta
+        sm.add_to(x_pred, delta)
 
     def _distance_solvers(self, h: float) -> list[DistanceSolver]:
         """The cloth and rope solvers for step size h (``projection.distance_solvers``), cached: h is fixed

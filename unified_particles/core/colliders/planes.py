@@ -51,18 +51,25 @@ class PlaneArrays:
         normals: (P, 3) unit normals.
         offsets: (P,) n . p of each plane, metres.
         friction: (P,) Coulomb coefficients.
+        axes: (P,) the axis each normal lies along when every one does (a ground, a box of walls), else
+            None: n . x is then that coordinate times the normal's +-1 (the other terms are exact zeros).
     """
 
     normals: FloatArray
     offsets: FloatArray
     friction: FloatArray
+    axes: IntArray | None = None
 
     @classmethod
     def of(cls, planes: list[PlaneCollider] | tuple[PlaneCollider, ...]) -> PlaneArrays:
+        normals = np.array([p.normal for p in planes]).reshape(-1, 3)
+        along = (np.count_nonzero(normals, axis=1) == 1) & (np.abs(normals).max(axis=1, initial=0.0) == 1.0)
+        axes = np.argmax(np.abs(normals), axis=1) if len(normals) and along.all() else None
         return cls(
-            np.array([p.normal for p in planes]).reshape(-1, 3),
+            normals,
             np.array([p.normal @ p.point for p in planes]),
             np.array([p.friction for p in planes]),
+            axes,
         )
 
 
@@ -80,11 +87,19 @@ def plane_contacts(
     """
     arrays = planes if isinstance(planes, PlaneArrays) else PlaneArrays.of(planes)
     normals, offsets = arrays.normals, arrays.offsets
-    # einsum, not `@`: a BLAS call for (N,3)x(3,P) is slow and spins threads on a busy machine.
-    dist = np.einsum("ij,kj->ik", x, normals) - offsets
+    if arrays.axes is not None:  # axis-aligned planes: n . x is +-x_axis (1 us against einsum's 10 for S2)
+        dist = x[:, arrays.axes] * normals[np.arange(len(normals)), arrays.axes] - offsets
+    else:  # einsum, not `@`: a BLAS call for (N,3)x(3,P) is slow and spins threads on a busy machine.
+        dist = np.einsum("ij,kj->ik", x, normals) - offsets
     reach = radius + tolerance
-    hit_i, hit_p = np.nonzero(dist < (reach[:, None] if np.ndim(reach) else reach))  # type: ignore[index]
-    depth = (radius[hit_i] if np.ndim(radius) else radius) - dist[hit_i, hit_p]  # type: ignore[index]
+    if dist.shape[1] == 1:  # one plane (a ground): 1-D index arithmetic, 2-D nonzero costs twice as much
+        column = dist[:, 0]
+        hit_i = np.flatnonzero(column < reach)
+        hit_p = np.zeros(len(hit_i), np.int64)
+        depth = (radius[hit_i] if np.ndim(radius) else radius) - column[hit_i]  # type: ignore[index]
+    else:
+        hit_i, hit_p = np.nonzero(dist < (reach[:, None] if np.ndim(reach) else reach))  # type: ignore[index]
+        depth = (radius[hit_i] if np.ndim(radius) else radius) - dist[hit_i, hit_p]  # type: ignore[index]
     friction = arrays.friction[hit_p]
     normal = normals[hit_p]
     return ColliderContacts(hit_i.astype(np.int64), normal, depth, np.zeros_like(normal), friction)
