@@ -55,10 +55,10 @@ def _sags(nudge: float = 0.0) -> np.ndarray:
     return np.mean(drops, axis=0)
 
 
-@pytest.mark.slow  # a known failure: documented on NumPy 2 only (make test-core52-slow)
-@pytest.mark.xfail(strict=True, reason="issue 24 item 6: the contact mass-ratio cap decides the sag")
-def test_sag_grows_with_the_load_as_a_membrane() -> None:
-    light, mid, heavy = _sags()
+@pytest.mark.slow
+@pytest.mark.parametrize("nudge", [0.0, 1e-4])  # the boxes' vertices moved by ~0.1 mm: not chaotic
+def test_sag_grows_with_the_load_as_a_membrane(nudge: float) -> None:
+    light, mid, heavy = _sags(nudge)
     assert heavy > mid > light, f"sags {light:.3f} / {mid:.3f} / {heavy:.3f} m"
     assert 1.29 <= mid / light <= 1.59, f"4x the load: sag ratio {mid / light:.2f}"
     assert 1.55 <= heavy / light <= 2.0, f"8x the load: sag ratio {heavy / light:.2f}"
