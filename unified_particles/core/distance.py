@@ -181,37 +181,12 @@ class GaussSeidelSolver:
             # Flat indices of the colour's particles in the (3, N) coordinate-major copy.
             flat = (np.arange(3, dtype=np.int64)[:, None] * n + ab[None, :]).ravel()
             self.colours.append((ab, flat, ka[s], kb[s], con.rest_length[s]))
-        # The stiff constraints (alpha~ < stiff_edge (w_a + w_b)), by colour, for solve_again.
-        stiff = (con.compliance / (h * h) < stiff_edge * (wa + wb)) & (denom > 0.0)
-        self.stiff = [np.flatnonzero(stiff[int(sl[c]) : int(sl[c + 1])]) for c in range(len(sl) - 1)]
-        self.any_stiff = bool(stiff.any())
-
-    def solve_again(self, x: FloatArray, moving: NDArray[np.bool_]) -> None:
-        """One more pass over the stiff constraints (``stiff_edge``) with an end in ``moving`` (N,), in
-        place: a second XPBD iteration of those edges (Macklin, Mueller, Chentanez 2016, Eq. 18). Their
-        multiplier term alpha~ lambda is below ``stiff_edge`` of w_a + w_b, so the pass restarts lambda at
-        zero like :meth:`solve`; compliant edges are left to that one pass (a second one would apply
-        their compliance afresh and stiffen the cloth)."""
-        if not self.any_stiff:
-            return
-        n = len(x)
-        xt = np.ascontiguousarray(x.T)
-        flat = xt.reshape(-1)
-        for (ab, _, ka, kb, rest), stiff in zip(self.colours, self.stiff, strict=True):
-            m = len(rest)
-            sel = stiff[moving[ab[:m][stiff]] | moving[ab[m:][stiff]]]
-            if not len(sel):
-                continue
-            pair = np.concatenate([ab[:m][sel], ab[m:][sel]])
-            k = len(sel)
-            g = np.take(xt, pair, axis=1)
-            d = g[:, :k] - g[:, k:]
-            dist = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-            d *= rest[sel] / np.maximum(dist, 1e-12) - 1.0
-            g[:, :k] += d * ka[sel]
-            g[:, k:] -= d * kb[sel]
-            flat[(np.arange(3, dtype=np.int64)[:, None] * n + pair[None, :]).ravel()] = g.reshape(-1)
-        x[...] = xt.T
+        # (N,) the particles with an edge that is compliant within the step, alpha~ >= stiff_edge (w_a +
+        # w_b) (cloth_load.py: their loads weigh on them at the true mass ratio).
+        soft = (con.compliance / (h * h) >= stiff_edge * (wa + wb)) & (denom > 0.0)
+        self.compliant = np.zeros(n, dtype=bool)
+        self.compliant[con.a[soft]] = True
+        self.compliant[con.b[soft]] = True
 
     def solve(self, x: FloatArray) -> None:
         """One pass over all colours, updating ``x`` (N, 3) in place."""
