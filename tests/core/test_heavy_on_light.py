@@ -58,7 +58,7 @@ def _sags(nudge: float = 0.0) -> np.ndarray:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("nudge", [0.0, 1e-4])  # the boxes' vertices moved by ~0.1 mm: not chaotic
+@pytest.mark.parametrize("nudge", [0.0, 1e-4])  # and with the boxes' vertices moved by ~0.1 mm
 def test_sag_grows_with_the_load_as_a_membrane(nudge: float) -> None:
     light, mid, heavy = _sags(nudge)
     assert heavy > mid > light, f"sags {light:.3f} / {mid:.3f} / {heavy:.3f} m"
