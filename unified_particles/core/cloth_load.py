@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Loads weigh on compliant cloth at their true mass (issue 24, item 6).
 
-The first contact pass limits every contact's mass ratio to ``max_mass_ratio`` (10): a 0.36 kg box
-particle on a 17 g cloth vertex (21:1) takes the share of a 10:1 contact, so the load's momentum change
+The first contact pass limits every contact's mass ratio to ``max_mass_ratio`` (10): a 0.51 kg box
+particle on a 17 g cloth vertex (30:1) takes the share of a 10:1 contact, so the load's momentum change
 exceeds the cloth's and the difference holds the load up without any push on the cloth. The held pass
 after the stretch solve (``cloth_contacts.hold_loads_on_cloth``) then stops the load's fall, again
 without a reaction. A corner-pinned 5 kg cloth under a 12.8 or a 25.6 kg box carried 106 N on its pins
