@@ -161,6 +161,7 @@ class GaussSeidelSolver:
         h: float,
         relaxation: float = 1.0,
         unilateral: bool = False,
+        stiff_edge: float = 0.0,
     ) -> None:
         assert con.colour_slices is not None
         self.h = h
@@ -180,6 +181,12 @@ class GaussSeidelSolver:
             # Flat indices of the colour's particles in the (3, N) coordinate-major copy.
             flat = (np.arange(3, dtype=np.int64)[:, None] * n + ab[None, :]).ravel()
             self.colours.append((ab, flat, ka[s], kb[s], con.rest_length[s]))
+        # (N,) the particles with an edge that is compliant within the step, alpha~ >= stiff_edge (w_a +
+        # w_b) (cloth_load.py: their loads weigh on them at the true mass ratio).
+        soft = (con.compliance / (h * h) >= stiff_edge * (wa + wb)) & (denom > 0.0)
+        self.compliant = np.zeros(n, dtype=bool)
+        self.compliant[con.a[soft]] = True
+        self.compliant[con.b[soft]] = True
 
     def solve(self, x: FloatArray) -> None:
         """One pass over all colours, updating ``x`` (N, 3) in place."""

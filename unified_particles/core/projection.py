@@ -178,7 +178,8 @@ def distance_solvers(model: ParticleModel, settings: SolverSettings, h: float) -
                     # took a corner-pinned sheet under a heavy box to 1.176 x its rest path to a pin past
                     # the tethers' 1.1 (test_cloth_compliance.py); the sweep then smooths what they pulled.
                     solvers.append(model.tether)
-        solvers.append(GaussSeidelSolver(model.stretch, w, h))
+        # Which vertices have compliant edges (cloth_load.py) follows the same criterion.
+        solvers.append(GaussSeidelSolver(model.stretch, w, h, stiff_edge=STIFF_EDGE))
         if settings.cloth_projection_iterations > 0:  # a global solve after the sweep
             solvers.append(StretchProjection(model.stretch, w, h, settings.cloth_projection_iterations))
     if model.rope_links is not None:  # every rope's whole length in one direct solve, after the sweep

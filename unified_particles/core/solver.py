@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from . import depenetration
 from .air import Air
+from .cloth_load import carry_loads
 from .cloth_triangles import ClothTriangles
 from .collider_set import ColliderSet
 from .colliders import ColliderContacts
@@ -248,6 +249,7 @@ class Solver:
             model.rope_ties.solve(model, state, x_pred, h)
         held = None
         if model.cloth_and_others:
+            carry_loads(self, state, x_pred, pair_i, pair_j, w_contact, h)  # true masses (cloth_load.py)
             # Cloth contacts get the last word (see there): the stretch solve just undid them.
             held = self._cloth_contact_pass(state, x_pred, pair_i, pair_j, w_contact)
         if kin is not None:  # kinematic: exactly on its path (shape matching nudged it by rounding)
