@@ -92,7 +92,10 @@ def test_a_box_resting_in_a_sling_gains_no_energy_and_stays_in_it(nudge: float) 
     excites on the unevenly stretched strap (not yet the few mm asked: docs/physics.md, "Trust: struck
     bodies, sprays and slings"). Before: thrown out. With the stretch converged (the coarse correction, on
     by default since session 7) the box settles 16 mm instead of 34-44 but swings 30-38 mm in y after the
-    settle (wander 69 mm): the held contact pass's damping, not the stretch, is what is left.
+    settle (wander 69 mm): the held contact pass's damping, not the stretch, is what is left. Session
+    10 (rigid bodies stopped as a whole by the held pass, so the swing is no longer damped away): wander
+    10 / 55 / 18 mm in x / y / z, the y part a pendulum sway of up to 6 degrees that the settle starts and
+    the positional shifts of the held pass keep up (docs/physics.md, Cloth: not yet the 1 cm asked).
     """
     gain, mgl, centre, _ = _run(0.0, 3.0, nudge)
     # The start is the highest energy it may have; 1e-3 m g l covers the rounding of sums of ~400 terms.
@@ -104,11 +107,34 @@ def test_a_box_resting_in_a_sling_gains_no_energy_and_stays_in_it(nudge: float) 
 
 @pytest.mark.slow
 def test_a_box_swinging_in_a_sling_gains_no_energy() -> None:
-    """Released at 20 degrees, default budget, 3 s: the energy never rises above the start and the box
+    """Released at 20 degrees, default budget, 10 s: the energy never rises above the start and the box
     keeps swinging in the sling (a physical pendulum about the pivot; see docs/physics.md, Cloth, for its
-    period against 2 pi sqrt(I / (m g l)) at 16 substeps)."""
-    gain, mgl, centre, _ = _run(20.0, 3.0, 0.0)
-    assert gain < 1e-3 * mgl, f"energy rose {gain:.4f} J above the start (m g l = {mgl:.2f} J)"
+    period against 2 pi sqrt(I / (m g l)) at 16 substeps).
+
+    Tolerance: symplectic Euler conserves a modified energy that differs from E by O(h omega) of the
+    swing's energy M g l (1 - cos theta0) (Hairer, Lubich, Wanner, Geometric Numerical Integration,
+    Ch. IX), h = 1 / (24 * 16) s, omega = sqrt(g / l); plus 1e-3 m g l for the rounding of the sums.
+    Measured: the energy only drops (the settle, then the swing's damping)."""
+    gain, mgl, centre, mass = _run(20.0, 10.0, 0.0)
+    length = mgl / (mass * G)
+    h, omega = 1.0 / (FPS * 16), np.sqrt(G / length)
+    tol = h * omega * mgl * (1.0 - np.cos(np.radians(20.0))) + 1e-3 * mgl
+    assert gain < tol, f"energy rose {gain:.4f} J above the start (m g l = {mgl:.2f} J)"
     angle = np.degrees(np.arctan2(centre[:, 1], PIVOT_Z - centre[:, 2]))
     assert np.abs(angle).max() < 21.0, f"swung out to {np.abs(angle).max():.1f} degrees from 20"
     assert centre[-1, 2] > PIVOT_Z - 0.6, "the box left the sling"
+
+
+@pytest.mark.slow
+def test_a_box_swinging_in_a_sling_reaches_the_far_side() -> None:
+    """Released at 20 degrees, default budget: the box swings through the bottom to the far side.
+
+    Reference: an undamped pendulum reaches -20 degrees at T/2 (T = 2 pi sqrt(I / (M g l)) (1 + theta0^2
+    / 16) = 1.378 s, docs/physics.md); PBD's contacts dissipate, so only a lower bound is asked: past
+    -8 degrees (40 % of the amplitude) within the first period. Measured: -11.3 degrees at 0.62 s. Before
+    the held pass stopped rigid bodies as a whole (cloth_contacts.py) the box reached only -2.9 degrees
+    and then hung near -4 degrees: the walls of the strap took its speed.
+    """
+    _, _, centre, _ = _run(20.0, 1.4, 0.0)
+    angle = np.degrees(np.arctan2(centre[:, 1], PIVOT_Z - centre[:, 2]))
+    assert angle.min() < -8.0, f"the box reached only {angle.min():.1f} degrees on the far side"
