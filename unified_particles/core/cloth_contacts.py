@@ -24,16 +24,6 @@ Two things make that pass a source of energy unless handled here (issue 24, item
   velocity along the correction), never push it off faster: the rest of each correction moves the load
   without becoming velocity (as the stabilization of Macklin et al. 2014, Sec. 4.4, removes initial
   overlap). The pass can therefore only lower a load's kinetic energy.
-* **A rigid body is stopped as a whole** (session 10). Judged per particle, the stop is not the same in
-  every direction: in a swing the strap's two walls move with the box and push it both ways in turn, the
-  wall ahead (against the box's motion) became velocity and the wall behind only a shift, so every
-  jiggle between them took speed off the box (released at 20 degrees, it hung after half a swing). A
-  rigid body's held corrections are summed first, as the body's translation D (sum over its particles /
-  its particle count, what shape matching makes of them): the pushes of the two walls cancel, and what
-  is left may cancel the body's own translation along D (an inelastic contact with the held cloth: the
-  normal part of the body's motion stops, the rest keeps going), never push it off faster. The rest of
-  every particle's correction, the rotation included, is a shift, so the body's kinetic energy can
-  only drop.
 """
 
 from __future__ import annotations
@@ -56,9 +46,6 @@ IntArray = NDArray[np.int64]
 # through a loaded cloth for a frame.
 CLOTH_CONTACT_SLOP_RADII = 0.2
 
-# The rigid particles (R,), their body numbers (R,) and the body count.
-Bodies = tuple[IntArray, IntArray, int]
-
 
 def hold_loads_on_cloth(
     x: FloatArray,
@@ -74,7 +61,6 @@ def hold_loads_on_cloth(
     dynamic_scale: float,
     sdf: tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None, FacesFn | None],
     triangles: tuple[IntArray, FloatArray] | None = None,
-    bodies: Bodies | None = None,
 ) -> tuple[IntArray, FloatArray]:
     """Cloth-load contacts with the cloth held, applied to ``x_pred`` in place.
 
@@ -93,8 +79,6 @@ def hold_loads_on_cloth(
         sdf: the rigid particles' SDF depth, normal and faces functions (``particle_contacts``).
         triangles: the loads' contacts with the cloth's triangles, cloth held, computed on ``x_pred``
             (``cloth_triangles.ClothTriangles.contacts``), applied here with the particle contacts.
-        bodies: the rigid particles (R,), their body numbers (R,) and the body count, or None: those
-            loads are stopped body by body (see the module's docstring).
 
     Returns:
         (idx, shift): the loads moved (K,) and the part of each one's correction, (K, 3) metres, that
@@ -115,7 +99,6 @@ def hold_loads_on_cloth(
         return none
     moved = np.unique(np.concatenate([idx[~is_cloth[idx]], tri_idx[~is_cloth[tri_idx]]]))
     before = x_pred[moved]
-    start = None if bodies is None else x_pred[bodies[0]]  # the rigid particles before the pass
     if len(idx):
         apply_pair_jacobi(x_pred, idx, delta, relaxation)
     if len(tri_idx):
@@ -126,46 +109,4 @@ def hold_loads_on_cloth(
     # The load's own motion this step against the correction: at most that much of it is velocity.
     approach = -np.einsum("ij,ij->i", before - x[moved], unit)
     stopped = np.clip(approach, 0.0, size)
-    shift = (size - stopped)[:, None] * unit
-    if bodies is None or start is None:
-        return moved, shift
-    return _stop_bodies_whole(x, x_pred, moved, shift, start, bodies)
-
-
-def _stop_bodies_whole(
-    x: FloatArray,
-    x_pred: FloatArray,
-    moved: IntArray,
-    shift: FloatArray,
-    start: FloatArray,
-    bodies: Bodies,
-) -> tuple[IntArray, FloatArray]:
-    """The held pass's (idx, shift) with the rigid bodies among the loads stopped as a whole: each
-    touched body's particles get velocity only from the part of its translation D that cancels its own
-    translation along D (module docstring); every other part of their corrections is a shift.
-    ``start``: (R, 3) the rigid particles' positions before the pass.
-
-    Not done: fitting the touched bodies rigid again right here (so the next shape matching would not
-    turn the pass's dents into velocity). Measured on the sling it shortened the swing's period by
-    13-15 % and made it erratic: the fit follows the touching particles, a shift towards the middle."""
-    members, body, n_bodies = bodies
-    body_of = np.full(len(x), -1, np.int64)
-    body_of[members] = body
-    rigid = body_of[moved] >= 0
-    if not rigid.any():
-        return moved, shift
-    touched = np.zeros(n_bodies, dtype=bool)
-    touched[body_of[moved[rigid]]] = True
-    sel = touched[body]
-    idx, b = members[sel], body[sel]
-    d_idx = x_pred[idx] - start[sel]
-    own = start[sel] - x[idx]
-    per = np.maximum(np.bincount(b, minlength=n_bodies), 1).astype(np.float64)[:, None]
-    translate = np.stack([np.bincount(b, weights=d_idx[:, k], minlength=n_bodies) for k in range(3)], 1) / per
-    motion = np.stack([np.bincount(b, weights=own[:, k], minlength=n_bodies) for k in range(3)], 1) / per
-    size = np.sqrt(np.einsum("ij,ij->i", translate, translate))
-    unit = translate / np.maximum(size, 1e-300)[:, None]
-    stopped = np.clip(-np.einsum("ij,ij->i", motion, unit), 0.0, size)[:, None] * unit  # (B, 3)
-    # Every particle of a touched body: its whole correction is a shift, less the body's stop.
-    rest = moved[~rigid]
-    return np.concatenate([rest, idx]), np.concatenate([shift[~rigid], d_idx - stopped[b]])
+    return moved, (size - stopped)[:, None] * unit

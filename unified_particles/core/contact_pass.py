@@ -173,12 +173,10 @@ def cloth_contact_pass(
         if ct is None
         else ct.contacts(solver.model, s, x_pred, x, w, CLOTH_CONTACT_SLOP_RADII, *solver.sizes)
     )
-    sm = solver.model.shape_matching
-    bodies = None if sm is None else (sm.idx, sm.body, sm.n_bodies)
     return hold_loads_on_cloth(
         x, x_pred, pair_i, pair_j, solver.model.particle_is_cloth, w, solver.sizes[0],
         s.relaxation, solver.model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
-        rigid_sdf_world(solver, state), tri, bodies,
+        rigid_sdf_world(solver, state), tri,
     )  # fmt: skip
 
 
