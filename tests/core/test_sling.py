@@ -9,7 +9,8 @@ drop (contacts and constraint projections of PBD dissipate).
 Before the fix (cloth_contacts.py) at the default budget, the box resting in the sling bounced ever
 higher and was thrown out within 3 s (it ended 6.8 m below; swinging, 4.1 m): the held cloth pass
 handed the jitter of the light cloth vertices under the heavy box to it as velocity, and the stretch
-solve undid 10/11 of its friction.
+solve undid 10/11 of its friction. Still open at the default budget (session 10, strict xfails below):
+the swing dies within a period and the resting box wanders 5 cm (docs/physics.md, *The sling's swing*).
 """
 
 from __future__ import annotations
@@ -32,16 +33,47 @@ def _resample(poly: np.ndarray, spacing: float) -> np.ndarray:
     return np.stack([np.interp(t, s, poly[:, 0]), np.interp(t, s, poly[:, 1])], axis=1)
 
 
+def _taut_strap(r: float, by: float, bz: float, top: float) -> np.ndarray:
+    """The strap's centre line in the y-z plane (P, 2), taut: from one pin round the box to the other.
+
+    The box's particles sit on a grid 2r apart, r inside its faces, and the cloth rests 2r from their
+    centres, so the strap wraps the particle centres' rectangle grown by 2r (rounded corners of radius
+    2r), running straight from the pins to it: the convex hull of the pins and that rounded rectangle.
+    A strap laid with square corners r outside the faces has 2r (2 - pi / 2) of slack at each corner:
+    the box fell 2.5 cm into it and swung from the landing.
+    """
+    a = np.linspace(0.0, 2.0 * np.pi, 64, endpoint=False)
+    ring = 2.0 * r * np.stack([np.cos(a), np.sin(a)], axis=1)
+    cy, cz = by / 2 - r, (top - r, top - bz + r)
+    centres = [(sy * cy, z) for sy in (-1.0, 1.0) for z in cz]
+    pts = np.concatenate([ring + c for c in centres] + [np.array([[-r, PIVOT_Z], [r, PIVOT_Z]])])
+    pts = pts[np.lexsort((pts[:, 1], pts[:, 0]))]
+    hull: list[np.ndarray] = []  # Andrew's monotone chain, counter-clockwise: lower part, then upper
+    for chain in (pts, pts[::-1]):
+        part: list[np.ndarray] = []
+        for p in chain:
+            while len(part) >= 2 and _turn(part[-2], part[-1], p) <= 0.0:
+                part.pop()
+            part.append(p)
+        hull += part[:-1]
+    ring_path = np.array(hull)
+    first = int(np.flatnonzero((ring_path[:, 0] == -r) & (ring_path[:, 1] == PIVOT_Z))[0])
+    ring_path = np.roll(ring_path, -first, axis=0)  # from the left pin down, round, up to the right one
+    return ring_path[: int(np.flatnonzero(ring_path[:, 0] == r)[0]) + 1]
+
+
+def _turn(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """z of (a - o) x (b - o): > 0 for a counter-clockwise turn."""
+    return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
+
+
 def _sling(theta_deg: float, nudge: float = 0.0) -> tuple[World, np.ndarray]:
     """The sling turned by ``theta_deg`` about the pivot; returns the world and the box's indices."""
     r, spacing, width = 0.02, 0.03, 0.2
     bx, by, bz = 0.16, 0.16, 0.12
     top = PIVOT_Z - 0.4
     w = World(radius=r)
-    # The strap's centre line in the y-z plane: pivot, round the box at r from its faces, pivot.
-    yl, yr, zb = -by / 2 - r, by / 2 + r, top - bz - r
-    corners = [[-r, PIVOT_Z], [yl, top], [yl, zb], [yr, zb], [yr, top], [r, PIVOT_Z]]
-    path = _resample(np.array(corners), spacing)
+    path = _resample(_taut_strap(r, by, bz, top), spacing)
     nx = round(width / spacing) + 1
     xs = np.linspace(-width / 2, width / 2, nx)
     v = np.stack([np.tile(xs, len(path)), np.repeat(path[:, 0], nx), np.repeat(path[:, 1], nx)], axis=1)
@@ -68,11 +100,12 @@ def _energy(w: World) -> float:
 
 
 def _run(theta_deg: float, seconds: float, nudge: float) -> tuple[float, float, np.ndarray, float]:
-    """(highest energy above the start, J; m g l of the box, J; box centre path (F, 3); box mass)."""
+    """(highest energy above the start, J; m g l of the box, J; box centre path (F + 1, 3) from the
+    start; box mass)."""
     w, idx = _sling(theta_deg, nudge)
     m = 1.0 / w.inverse_masses[idx]
     e0, worst = _energy(w), -np.inf
-    path = []
+    path = [m @ w.positions[idx] / m.sum()]  # as built, then at every frame's end
     for _ in range(int(seconds * FPS)):
         w.step(1 / FPS)
         worst = max(worst, _energy(w) - e0)
@@ -84,17 +117,16 @@ def _run(theta_deg: float, seconds: float, nudge: float) -> tuple[float, float, 
 @pytest.mark.slow
 @pytest.mark.parametrize("nudge", [0.0, 1e-4])
 def test_a_box_resting_in_a_sling_gains_no_energy_and_stays_in_it(nudge: float) -> None:
-    """At rest in the sling, default budget, 3 s: energy never above the start, the box stays in the sling.
+    """At rest in the sling, default budget, 10 s: energy never above the start, the box stays in the sling.
 
-    Measured (0 / 1e-4 m nudges): the energy only drops. The wander (38-45 mm) is mostly the settle: the
-    box sinks 34 mm in z within 0.5 s as the one-sweep stretch solve lets the straps give up to the
-    tethers' 10 %; horizontally it sways 1-2 cm in x and swings 2-2.4 cm in y, modes the settle's bounce
-    excites on the unevenly stretched strap (not yet the few mm asked: docs/physics.md, "Trust: struck
-    bodies, sprays and slings"). Before: thrown out. With the stretch converged (the coarse correction, on
-    by default since session 7) the box settles 16 mm instead of 34-44 but swings 30-38 mm in y after the
-    settle (wander 69 mm): the held contact pass's damping, not the stretch, is what is left.
+    The strap is built taut round the box (``_taut_strap``). Measured (0 / 1e-4 m nudges): the energy
+    only drops; wander from where it was built 57 / 49 / 14 and 55 / 57 / 13 mm in x / y / z over 10 s
+    (the issue asks under 1 cm: ``test_a_box_resting_in_a_sling_stays_within_a_centimetre``). Before
+    session 10 the strap was laid with square corners r outside the box's faces, 2r (2 - pi / 2) of slack
+    at each corner: the box fell 2.5 cm into it and swung from the landing (38-69 mm in 3 s); thrown out
+    before session 6.
     """
-    gain, mgl, centre, _ = _run(0.0, 3.0, nudge)
+    gain, mgl, centre, _ = _run(0.0, 10.0, nudge)
     # The start is the highest energy it may have; 1e-3 m g l covers the rounding of sums of ~400 terms.
     assert gain < 1e-3 * mgl, f"energy rose {gain:.4f} J above the start (m g l = {mgl:.2f} J)"
     wander = np.abs(centre - centre[0]).max(axis=0)
@@ -103,12 +135,75 @@ def test_a_box_resting_in_a_sling_gains_no_energy_and_stays_in_it(nudge: float) 
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 24 item 5: the resting box wanders 5 cm at the default budget")
+def test_a_box_resting_in_a_sling_stays_within_a_centimetre() -> None:
+    """Issue 24, item 5: resting in the sling, default budget, the box stays within 1 cm of where it was
+    built for 3 s. Measured: 32 / 49 / 13 mm (x / y / z); 0.7 / 0.2 / 1.8 mm at 16 substeps. What was
+    tried (docs/physics.md, *The sling's swing*): with the body stopped whole, rigid loads resting at 2r
+    instead of 0.2 r deep in the cloth gave 3.6 / 5.3 / 5.4 mm but made the sag of a cloth independent
+    of its load's mass (test_cloth.py, test_cloth_compliance.py fail)."""
+    _, _, centre, _ = _run(0.0, 3.0, 0.0)
+    wander = np.abs(centre - centre[0]).max(axis=0)
+    assert wander.max() < 0.01, f"the box wandered {wander.round(4)} m in 3 s from where it was built"
+
+
+@pytest.mark.slow
 def test_a_box_swinging_in_a_sling_gains_no_energy() -> None:
-    """Released at 20 degrees, default budget, 3 s: the energy never rises above the start and the box
+    """Released at 20 degrees, default budget, 10 s: the energy never rises above the start and the box
     keeps swinging in the sling (a physical pendulum about the pivot; see docs/physics.md, Cloth, for its
-    period against 2 pi sqrt(I / (m g l)) at 16 substeps)."""
-    gain, mgl, centre, _ = _run(20.0, 3.0, 0.0)
-    assert gain < 1e-3 * mgl, f"energy rose {gain:.4f} J above the start (m g l = {mgl:.2f} J)"
+    period against 2 pi sqrt(I / (m g l)) at 16 substeps).
+
+    Tolerance: symplectic Euler conserves a modified energy that differs from E by O(h omega) of the
+    swing's energy M g l (1 - cos theta0) (Hairer, Lubich, Wanner, Geometric Numerical Integration,
+    Ch. IX), h = 1 / (24 * 16) s, omega = sqrt(g / l); plus 1e-3 m g l for the rounding of the sums.
+    Measured: the energy only drops (the settle, then the swing's damping)."""
+    gain, mgl, centre, mass = _run(20.0, 10.0, 0.0)
+    length = mgl / (mass * G)
+    h, omega = 1.0 / (FPS * 16), np.sqrt(G / length)
+    tol = h * omega * mgl * (1.0 - np.cos(np.radians(20.0))) + 1e-3 * mgl
+    assert gain < tol, f"energy rose {gain:.4f} J above the start (m g l = {mgl:.2f} J)"
     angle = np.degrees(np.arctan2(centre[:, 1], PIVOT_Z - centre[:, 2]))
     assert np.abs(angle).max() < 21.0, f"swung out to {np.abs(angle).max():.1f} degrees from 20"
     assert centre[-1, 2] > PIVOT_Z - 0.6, "the box left the sling"
+
+
+def _pendulum_period(theta_deg: float) -> float:
+    """The physical pendulum's period about the pivot (the x axis at z = PIVOT_Z), s:
+
+    T = 2 pi sqrt(I / (M g l)) (1 + theta0^2 / 16) (the amplitude term: Landau and Lifshitz, Mechanics,
+    Sec. 28), I = sum m d^2 of every free particle about the axis, M their mass, l their centre of mass's
+    distance from it, in the sling as built (1.37-1.38 s at 20 degrees)."""
+    w, _ = _sling(0.0)
+    free = w.inverse_masses > 0.0
+    m = 1.0 / w.inverse_masses[free]
+    yz = w.positions[free][:, 1:] - np.array([0.0, PIVOT_Z])
+    inertia = float(m @ np.einsum("ij,ij->i", yz, yz))
+    moment = float(np.linalg.norm(m @ yz))  # M l
+    return 2.0 * np.pi * np.sqrt(inertia / (moment * G)) * (1.0 + np.radians(theta_deg) ** 2 / 16.0)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 24 item 5: the strap stops the swing")
+def test_a_box_swinging_in_a_sling_keeps_the_pendulums_period() -> None:
+    """Released at 20 degrees, default budget: the box swings through the bottom to the far side, with
+    the period of the physical pendulum (``_pendulum_period``).
+
+    Tolerances: the period within 5 % (the mean of the first three half periods, from the zero crossings
+    of the box's angle about the pivot: at 16 substeps 0.670, 0.674, 0.666 s, 2.8 % short); PBD's contacts
+    dissipate, so only a lower bound on the far side: past -12 degrees (60 % of the amplitude; 16
+    substeps: -17.6 degrees). Measured at the default budget: -12.5 degrees at 0.79 s, back to +1.8, then
+    it hangs near -3 degrees (the held pass stops each particle of the box against its own motion, so
+    the strap's wall ahead takes speed off it and the wall behind gives none back). Stopping the body as a
+    whole kept the swing (-15.5, 13.1, -9.4 degrees; half periods 0.706, 0.718, 0.632 s) but let a box
+    1000 times a vertex's mass through a tethered cloth (test_tethers.py); docs/physics.md, *The sling's
+    swing*.
+    """
+    _, _, centre, _ = _run(20.0, 2.5, 0.0)
+    angle = np.degrees(np.arctan2(centre[:, 1], PIVOT_Z - centre[:, 2]))
+    assert angle.min() < -12.0, f"the box reached only {angle.min():.1f} degrees on the far side"
+    k = np.flatnonzero(np.sign(angle[:-1]) * np.sign(angle[1:]) < 0)[:4]
+    assert len(k) == 4, f"the box crossed the bottom {len(k)} times in 2.5 s, not 4"
+    crossing = (k + angle[k] / (angle[k] - angle[k + 1])) / FPS  # linear between frames
+    half = float(np.diff(crossing).mean())
+    reference = _pendulum_period(20.0) / 2.0
+    assert abs(half / reference - 1.0) < 0.05, f"half period {half:.3f} s against {reference:.3f} s"
