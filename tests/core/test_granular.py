@@ -13,31 +13,51 @@ from unified_particles.core.primitives import box_mesh, grid_points
 R = 0.05
 
 
-def _pile_height(friction: float) -> float:
-    """Drop a 6 x 6 x 8 column of grains on a plane and return the settled pile height."""
+def _pile(friction: float) -> tuple[float, float]:
+    """Drop a 6 x 6 x 8 column of grains on a plane for 3 s and return the pile's height (98th percentile
+    of the grains' heights, m) and the fastest grain's speed over its last 2 s (m/s)."""
     w = World(radius=R)
     w.add_collider_plane(friction=friction)
     pts = grid_points((6, 6, 8), 2.0 * R * 1.02, (0.0, 0.0, R + 0.01))
     pts += np.random.default_rng(1).normal(0.0, 0.003, pts.shape)  # break the symmetry
     g = w.add_granular(pts, friction=friction)
-    for _ in range(72):
+    fastest = 0.0
+    for frame in range(72):
         w.step(1.0 / 24.0)
+        if frame >= 24:
+            fastest = max(fastest, float(np.linalg.norm(w.velocities, axis=1).max()))
     x = w.positions[g.indices]
-    if friction > 0.0:  # frictionless grains on a frictionless plane keep sliding apart
-        assert np.abs(w.velocities).max() < 0.5, "settled"
-    return float(np.percentile(x[:, 2], 98))
+    return float(np.percentile(x[:, 2], 98)), fastest
 
 
 @pytest.mark.slow
 def test_pile_is_taller_with_more_friction() -> None:
-    slippery = _pile_height(0.0)
-    rough = _pile_height(1.0)
+    slippery, _ = _pile(0.0)
+    rough, _ = _pile(1.0)
     # Frictionless grains spread into a single layer (top at ~r); with mu = 1 the pile keeps
     # several layers. (Position-level friction is averaged over a grain's ~6 contacts, so piles
     # stay lower than the 45 degree Coulomb angle of repose would allow: a known limitation.)
     assert slippery < 1.5 * R, "frictionless grains spread out to one layer"
     assert rough > slippery + 3 * R
     assert rough > 4 * slippery
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 24: grains the support pass holds sit on frictionless slopes and slip off "
+    "(physics.md, 'Open: grains slipping off a settling pile')",
+)
+def test_a_rough_pile_settles() -> None:
+    # A pile of grains at mu = 1 on a rough plane comes to rest: after its first second no grain
+    # moves faster than 0.5 m/s (a grain falling one radius from rest reaches sqrt(2 g r) = 0.99 m/s,
+    # so a grain slower than half that is not falling off anything). This was the height test's own
+    # check at the 3 s frame alone; it passed there on one machine and failed on another (0.67 m/s):
+    # over frames 25-72 the fastest grain reaches 2.4 m/s (NumPy 1.26) and 2.8 m/s (2.5) here, a
+    # different grain every few frames, each in free fall after sliding off a perch the frictionless
+    # support push held it on (session 10).
+    _, fastest = _pile(1.0)
+    assert fastest < 0.5
 
 
 def test_grains_do_not_overlap_or_sink_into_ground_once_settled() -> None:
