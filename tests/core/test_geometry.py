@@ -558,3 +558,26 @@ def test_sdf_volume_build_time(rings: int, segments: int) -> None:
     print(f"SDFVolume.from_mesh: {len(f)} triangles, grid {vol.shape}: {elapsed:.2f} s")
     assert max(vol.shape) >= 60
     assert elapsed < 60.0
+
+
+@pytest.mark.parametrize("mesh", ["box", "sphere"])
+def test_surface_gradient_is_signed_gradient_bit_for_bit(mesh: str) -> None:
+    # SDFVolume.from_mesh asks only the gradient of nodes on the surface (_surface_gradient, which skips
+    # the winding numbers when every point is on it): it must equal _signed's gradient exactly, both when
+    # all points are on faces (a box's grid planes) and when some are a little off (mixed); the sphere's
+    # 2k triangles take the clustered winding path.
+    from unified_particles.core.geometry.closest import _signed, _surface_gradient
+    from unified_particles.core.geometry.mesh import _outward, _triangle_soup
+
+    v, f = box_mesh((2.0, 2.0, 0.5)) if mesh == "box" else uv_sphere(1.0, 32, 32)
+    tri = _outward(_triangle_soup(v, f))
+    rng = np.random.default_rng(3)
+    on = tri[rng.integers(0, tri.shape[0], 600)]
+    bary = rng.dirichlet(np.ones(3), 600)
+    on_surface = np.einsum("pk,pkj->pj", bary, on)
+    if mesh == "box":  # exactly on a face: a grid of points on the top face z = 0.25
+        g = np.linspace(-1.0, 1.0, 9)
+        on_surface = np.stack([*np.meshgrid(g, g, indexing="ij"), np.full((9, 9), 0.25)], -1).reshape(-1, 3)
+    mixed = np.vstack([on_surface, on_surface[:20] + rng.normal(0.0, 1e-4, (20, 3))])
+    for points in (on_surface, mixed):
+        np.testing.assert_array_equal(_surface_gradient(tri, points), _signed(tri, points)[1])

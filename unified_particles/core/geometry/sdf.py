@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from .. import geometry
 from ..errors import SimulationInputError
-from .closest import _signed
+from .closest import _surface_gradient
 from .grids import _grid_coords, _grid_distance, _grid_winding
 from .mesh import _check_spacing, _outward, _triangle_soup
 
@@ -93,8 +93,7 @@ class SDFVolume:
         grad = away / np.where(tiny, 1.0, dist)[..., None]
         grad = np.where(inside[..., None], -grad, grad)
         if tiny.any():
-            _, g = _signed(tri, nodes[tiny])
-            grad[tiny] = g
+            grad[tiny] = _surface_gradient(tri, nodes[tiny])
         return cls(origin, cell, sdf, grad)
 
     def to_dict(self) -> dict[str, npt.NDArray[np.generic]]:
