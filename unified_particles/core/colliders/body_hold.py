@@ -131,7 +131,7 @@ def hold_bodies_out(
     sunk: FloatArray,
     particle_body: IntArray,
     sm: ShapeMatching,
-    friction: tuple[NDArray[np.bool_], FloatArray, FloatArray] | None = None,
+    friction: tuple[NDArray[np.bool_], FloatArray, FloatArray],
 ) -> None:
     """Move each rigid body with sunk collider contacts back out, in place.
 
@@ -143,7 +143,7 @@ def hold_bodies_out(
         particle_body: (N,) each particle's rigid body number.
         sm: the bodies' shape matching (rest positions, masses, rows).
         friction: (which (K,) contacts slide, their directions (S, 3) against the slip and how far (S,)
-            metres) the push's Coulomb friction moves them, or None.
+            metres) the push's Coulomb friction moves them (all False and empty: no friction).
 
     Contact k of particle i sank by s_k. Per body, the rigid motion xi = (t, w)
     about its centre of mass c (a point moves by t + w x (x_i - c)) minimizes the motion's kinetic
@@ -190,10 +190,7 @@ def hold_bodies_out(
     # friction takes off it), for the contacts that push only: in the same fit as the push (fitted after
     # it, on the slip the push left, a box slid 0.937 m down a 35 degree quad ramp in 1 s, analytic
     # 0.804; fitted together 0.765).
-    if friction is None:
-        slide, direction, back = np.zeros(len(idx), dtype=bool), np.zeros((0, 3)), np.zeros(0)
-    else:
-        slide, direction, back = friction
+    slide, direction, back = friction
     fjac = np.concatenate([direction, np.cross(x[idx[slide]] - c[held_body[slide]], direction)], axis=1)
     rows_jac, rows_target = np.concatenate([jac, fjac]), np.concatenate([sunk, back])
     rows_body = np.concatenate([held_body, held_body[slide]])
