@@ -65,6 +65,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import snapshot_codec
+from .allocator import keep_temporaries
 from .bodies import Body, Cloth, Fluid, Granular, RigidBody, SoftBody
 from .builder import DEFAULT_ROLLING_FRICTION, WorldBuilder, positive, world_settings
 from .colliders import MeshCollider, PlaneCollider
@@ -114,6 +115,7 @@ class World:
         iterations: int = 4,
         **settings: Any,
     ) -> None:
+        keep_temporaries()  # large temporaries stay in the heap: no page faults each small step (allocator)
         self.radius = positive(radius, "radius")
         self.gravity, self.settings = world_settings(gravity, substeps, iterations, settings)
         margin = self.settings.collision_margin
