@@ -1,5 +1,6 @@
-"""Large temporaries stay in the heap (core/allocator.py): a frame of a grain bed page-faults next to never,
-and the simulation is the same bit for bit with glibc's defaults."""
+"""The process around the solver: large temporaries stay in the heap (core/allocator.py), so a frame of a
+grain bed page-faults next to never and is the same bit for bit with glibc's defaults; BLAS runs on one
+thread while a world steps (core/blas_threads.py)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,32 @@ def test_a_frame_does_not_fault_its_temporaries_in_again() -> None:
     assert faults < plain_faults / 10, f"{faults} page faults in a frame against {plain_faults}"
     # Where memory comes from changes no arithmetic.
     assert digest == plain_digest
+
+
+def test_blas_runs_on_one_thread_while_a_world_steps_and_gets_its_threads_back(monkeypatch) -> None:
+    # core/blas_threads.py: OpenBLAS's worker spun beside the solver (S9: CPU time twice the wall time).
+    from unified_particles.core import World
+    from unified_particles.core.blas_threads import blas_thread_api
+    from unified_particles.core.solver import Solver
+
+    api = blas_thread_api()
+    if sys.platform.startswith("linux"):
+        assert api is not None, "NumPy's bundled OpenBLAS not found: its thread count cannot be set"
+    if api is None:
+        pytest.skip("NumPy without OpenBLAS: nothing to set")
+    get, put = api
+    put(2)
+    seen: list[int] = []
+    small_step = Solver.small_step
+
+    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(get())
+        return small_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(Solver, "small_step", counting)
+    w = World(radius=0.05)
+    w.add_granular([[0.0, 0.0, 0.5], [0.0, 0.0, 0.7]])
+    w.step(1 / 24)
+    assert seen
+    assert set(seen) == {1}
+    assert get() == 2  # the process's own count once the frame is done
