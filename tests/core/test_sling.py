@@ -188,13 +188,13 @@ def test_a_box_swinging_in_a_sling_keeps_the_pendulums_period() -> None:
     the period of the physical pendulum (``_pendulum_period``).
 
     Tolerances: the period within 5 % (the mean of the first three half periods, from the zero crossings
-    of the box's angle about the pivot: at 16 substeps 0.670, 0.674, 0.666 s, 2.8 % short); PBD's contacts
-    dissipate, so only a lower bound on the far side: past -12 degrees (60 % of the amplitude; 16
-    substeps: -17.6 degrees). Measured at the default budget: -15.6, 13.0, -10.3 degrees, half periods
-    0.662, 0.664, 0.649 s (-4.5 %). Before session 11: -12.5 degrees at 0.79 s, back to +1.8, then it
-    hung near -3 degrees (the held pass stopped each particle of the box against its own motion, so the
-    strap's wall ahead took speed off it and the wall behind gave none back); docs/physics.md, *The
-    sling's swing*.
+    of the box's angle about the pivot: at 16 substeps 0.654, 0.671, 0.648 s, 4.6 % short, before session
+    11 0.670, 0.674, 0.666 s); PBD's contacts dissipate, so only a lower bound on the far side: past -12
+    degrees (60 % of the amplitude; 16 substeps: -15.6 degrees, before session 11 -17.6). Measured at the
+    default budget: -15.6, 13.0, -10.3 degrees, half periods 0.662, 0.664, 0.649 s (-4.5 %). Before
+    session 11: -12.5 degrees at 0.79 s, back to +1.8, then it hung near -3 degrees (the held pass
+    stopped each particle of the box against its own motion, so the strap's wall ahead took speed off it
+    and the wall behind gave none back); docs/physics.md, *The sling's swing*.
     """
     _, _, centre, _ = _run(20.0, 2.5, 0.0)
     angle = np.degrees(np.arctan2(centre[:, 1], PIVOT_Z - centre[:, 2]))
