@@ -9,8 +9,10 @@ drop (contacts and constraint projections of PBD dissipate).
 Before the fix (cloth_contacts.py) at the default budget, the box resting in the sling bounced ever
 higher and was thrown out within 3 s (it ended 6.8 m below; swinging, 4.1 m): the held cloth pass
 handed the jitter of the light cloth vertices under the heavy box to it as velocity, and the stretch
-solve undid 10/11 of its friction. Still open at the default budget (session 10, strict xfails below):
-the swing dies within a period and the resting box wanders 5 cm (docs/physics.md, *The sling's swing*).
+solve undid 10/11 of its friction. Until session 11 the swing died within a period and the resting box
+wandered 5 cm: the held pass stopped each particle in the world frame, and the slop fed the strap's jitter
+into the box; it now stops a rigid body as a whole and lets it rest without slop on inextensible cloth
+(cloth_contacts.py; docs/physics.md, *The sling's swing*).
 """
 
 from __future__ import annotations
@@ -120,11 +122,11 @@ def test_a_box_resting_in_a_sling_gains_no_energy_and_stays_in_it(nudge: float) 
     """At rest in the sling, default budget, 10 s: energy never above the start, the box stays in the sling.
 
     The strap is built taut round the box (``_taut_strap``). Measured (0 / 1e-4 m nudges): the energy
-    only drops; wander from where it was built 57 / 49 / 14 and 55 / 57 / 13 mm in x / y / z over 10 s
-    (the issue asks under 1 cm: ``test_a_box_resting_in_a_sling_stays_within_a_centimetre``). Before
-    session 10 the strap was laid with square corners r outside the box's faces, 2r (2 - pi / 2) of slack
-    at each corner: the box fell 2.5 cm into it and swung from the landing (38-69 mm in 3 s); thrown out
-    before session 6.
+    only drops; wander from where it was built 3.4 / 6.3 / 4.2 and 3.8 / 8.4 / 4.2 mm in x / y / z over
+    10 s (session 10: 57 / 49 / 14 and 55 / 57 / 13; the issue asks under 1 cm in 3 s:
+    ``test_a_box_resting_in_a_sling_stays_within_a_centimetre``). Before session 10 the strap was laid
+    with square corners r outside the box's faces, 2r (2 - pi / 2) of slack at each corner: the box fell
+    2.5 cm into it and swung from the landing (38-69 mm in 3 s); thrown out before session 6.
     """
     gain, mgl, centre, _ = _run(0.0, 10.0, nudge)
     # The start is the highest energy it may have; 1e-3 m g l covers the rounding of sums of ~400 terms.
@@ -135,13 +137,11 @@ def test_a_box_resting_in_a_sling_gains_no_energy_and_stays_in_it(nudge: float) 
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 24 item 5: the resting box wanders 5 cm at the default budget")
 def test_a_box_resting_in_a_sling_stays_within_a_centimetre() -> None:
     """Issue 24, item 5: resting in the sling, default budget, the box stays within 1 cm of where it was
-    built for 3 s. Measured: 32 / 49 / 13 mm (x / y / z); 0.7 / 0.2 / 1.8 mm at 16 substeps. What was
-    tried (docs/physics.md, *The sling's swing*): with the body stopped whole, rigid loads resting at 2r
-    instead of 0.2 r deep in the cloth gave 3.6 / 5.3 / 5.4 mm but made the sag of a cloth independent
-    of its load's mass (test_cloth.py, test_cloth_compliance.py fail)."""
+    built for 3 s. Measured: 3.4 / 5.3 / 4.2 mm (x / y / z; session 10: 32 / 49 / 13 mm); 0.7 / 0.2 /
+    1.8 mm at 16 substeps. The body stopped whole and resting at 2r on the inextensible strap
+    (cloth_contacts.py; docs/physics.md, *The sling's swing*)."""
     _, _, centre, _ = _run(0.0, 3.0, 0.0)
     wander = np.abs(centre - centre[0]).max(axis=0)
     assert wander.max() < 0.01, f"the box wandered {wander.round(4)} m in 3 s from where it was built"
@@ -183,20 +183,18 @@ def _pendulum_period(theta_deg: float) -> float:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 24 item 5: the strap stops the swing")
 def test_a_box_swinging_in_a_sling_keeps_the_pendulums_period() -> None:
     """Released at 20 degrees, default budget: the box swings through the bottom to the far side, with
     the period of the physical pendulum (``_pendulum_period``).
 
     Tolerances: the period within 5 % (the mean of the first three half periods, from the zero crossings
-    of the box's angle about the pivot: at 16 substeps 0.670, 0.674, 0.666 s, 2.8 % short); PBD's contacts
-    dissipate, so only a lower bound on the far side: past -12 degrees (60 % of the amplitude; 16
-    substeps: -17.6 degrees). Measured at the default budget: -12.5 degrees at 0.79 s, back to +1.8, then
-    it hangs near -3 degrees (the held pass stops each particle of the box against its own motion, so
-    the strap's wall ahead takes speed off it and the wall behind gives none back). Stopping the body as a
-    whole kept the swing (-15.5, 13.1, -9.4 degrees; half periods 0.706, 0.718, 0.632 s) but let a box
-    1000 times a vertex's mass through a tethered cloth (test_tethers.py); docs/physics.md, *The sling's
-    swing*.
+    of the box's angle about the pivot: at 16 substeps 0.654, 0.671, 0.648 s, 4.6 % short, before session
+    11 0.670, 0.674, 0.666 s); PBD's contacts dissipate, so only a lower bound on the far side: past -12
+    degrees (60 % of the amplitude; 16 substeps: -15.6 degrees, before session 11 -17.6). Measured at the
+    default budget: -15.6, 13.0, -10.3 degrees, half periods 0.662, 0.664, 0.649 s (-4.5 %). Before
+    session 11: -12.5 degrees at 0.79 s, back to +1.8, then it hung near -3 degrees (the held pass
+    stopped each particle of the box against its own motion, so the strap's wall ahead took speed off it
+    and the wall behind gave none back); docs/physics.md, *The sling's swing*.
     """
     _, _, centre, _ = _run(20.0, 2.5, 0.0)
     angle = np.degrees(np.arctan2(centre[:, 1], PIVOT_Z - centre[:, 2]))

@@ -24,6 +24,31 @@ Two things make that pass a source of energy unless handled here (issue 24, item
   velocity along the correction), never push it off faster: the rest of each correction moves the load
   without becoming velocity (as the stabilization of Macklin et al. 2014, Sec. 4.4, removes initial
   overlap). The pass can therefore only lower a load's kinetic energy.
+
+Two more make a rigid load in an inextensible cloth sling keep its swing and stay at rest (issue 24, item 5;
+session 11; docs/physics.md, *The sling's swing*):
+
+* **A rigid body is stopped as a whole.** Judged per particle in the world frame, the stop is not the same
+  in every direction: in a swing the strap's two walls move with the box and push it both ways in turn;
+  the wall ahead (against a particle's motion) became velocity and the wall behind only a shift, so every
+  jiggle between them took speed off the box (released at 20 degrees it hung after half a swing). A
+  rigid body's held corrections are summed first into its translation D (sum over the body's particles
+  / their count, what shape matching makes of them): the two walls' pushes cancel, and the body may lose
+  its own translation along D up to a cap, never be pushed off faster; the rest of every particle's
+  correction, the rotation included, is a shift, so the body's kinetic energy can only drop. The cap is
+  |D| for a glancing motion and |D| n_body / n_touching (the touching particles' full push, what the
+  per-particle stop gives) for a body driving head-on into the cloth: |D| (1 + (n_body / n_touching - 1)
+  cos^2 phi), phi the angle between the body's motion and -D. With |D| alone a box 1000 times a vertex's
+  mass kept most of its approach speed every small step and went through a tethered cloth
+  (test_tethers.py); with the touching count alone the swing stopped as before. The cos^2 blend between
+  the two is a choice (measured, not derived).
+* **No slop between a rigid load and inextensible cloth.** In the slop band the first contact pass, with
+  its 1:10 mass-ratio split, moves the light vertices and hands 1/11 of the overlap to the load as
+  velocity every small step: the strap's jitter moved a resting box 5 cm in 3 s. The slop is there so
+  that a load's mass reaches the cloth and the sag grows with it; an inextensible cloth's shape does not
+  depend on the load (``cloth_load.py``), so a rigid load rests at 2r on it (grains keep the slop, or a
+  grain striking a free cloth loses its momentum to this pass, ``test_cloth_triangles.py``; compliant
+  vertices keep it, or the sag stops growing with the load, ``test_cloth_compliance.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +59,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .cloth_triangles import apply_triangle_contacts
-from .contacts import FacesFn, particle_contacts
+from .contacts import FacesFn, _merge, particle_contacts
 from .corrections import apply_pair_jacobi
 
 FloatArray = NDArray[np.float64]
@@ -61,6 +86,8 @@ def hold_loads_on_cloth(
     dynamic_scale: float,
     sdf: tuple[FloatArray | None, Callable[[IntArray], FloatArray] | None, FacesFn | None],
     triangles: tuple[IntArray, FloatArray] | None = None,
+    bodies: tuple[IntArray, IntArray, int] | None = None,
+    soft_cloth: NDArray[np.bool_] | None = None,
 ) -> tuple[IntArray, FloatArray]:
     """Cloth-load contacts with the cloth held, applied to ``x_pred`` in place.
 
@@ -79,6 +106,10 @@ def hold_loads_on_cloth(
         sdf: the rigid particles' SDF depth, normal and faces functions (``particle_contacts``).
         triangles: the loads' contacts with the cloth's triangles, cloth held, computed on ``x_pred``
             (``cloth_triangles.ClothTriangles.contacts``), applied here with the particle contacts.
+        bodies: the rigid particles (R,), their body numbers (R,) and the body count, or None: those
+            loads are stopped body by body and rest at 2r on cloth vertices not in ``soft_cloth``.
+        soft_cloth: (N,) the cloth vertices with an edge compliant within the step
+            (``cloth_load.carry_loads``), or None: all inextensible.
 
     Returns:
         (idx, shift): the loads moved (K,) and the part of each one's correction, (K, 3) metres, that
@@ -90,11 +121,22 @@ def hold_loads_on_cloth(
     idx, delta = none[0], np.zeros((3, 0))
     if mixed.any():
         w_load = np.where(is_cloth, 0.0, w_contact)  # 0 = immovable, kept 0 by the ratio limit
-        r = radius * (1.0 - 0.5 * CLOTH_CONTACT_SLOP_RADII)
-        idx, delta, _ = particle_contacts(
-            x_pred, x, pair_i[mixed], pair_j[mixed], w_load, r, np.inf,
-            friction, static_scale, dynamic_scale, None, *sdf,
-        )  # fmt: skip
+        pi, pj = pair_i[mixed], pair_j[mixed]
+        flush = np.zeros(len(pi), dtype=bool)  # rigid load on an inextensible vertex: rest at 2r
+        if bodies is not None:
+            on_rigid = np.zeros(len(x), dtype=bool)
+            on_rigid[bodies[0]] = True
+            hard = ~soft_cloth if soft_cloth is not None else np.ones(len(x), dtype=bool)
+            flush = (on_rigid[pi] & hard[pj]) | (on_rigid[pj] & hard[pi])
+        slopped = radius * (1.0 - 0.5 * CLOTH_CONTACT_SLOP_RADII)
+        parts = []
+        for sel, r in ((~flush, slopped), (flush, radius)):
+            if sel.any():
+                parts.append(particle_contacts(
+                    x_pred, x, pi[sel], pj[sel], w_load, r, np.inf,
+                    friction, static_scale, dynamic_scale, None, *sdf,
+                ))  # fmt: skip
+        idx, delta, _ = parts[0] if len(parts) == 1 else _merge(parts[0], parts[1])
     if not len(idx) and not len(tri_idx):
         return none
     moved = np.unique(np.concatenate([idx[~is_cloth[idx]], tri_idx[~is_cloth[tri_idx]]]))
@@ -109,4 +151,47 @@ def hold_loads_on_cloth(
     # The load's own motion this step against the correction: at most that much of it is velocity.
     approach = -np.einsum("ij,ij->i", before - x[moved], unit)
     stopped = np.clip(approach, 0.0, size)
-    return moved, (size - stopped)[:, None] * unit
+    shift = (size - stopped)[:, None] * unit
+    if bodies is None:
+        return moved, shift
+    return _stop_bodies_whole(x, x_pred, moved, dx, shift, bodies)
+
+
+def _stop_bodies_whole(
+    x: FloatArray,
+    x_pred: FloatArray,
+    moved: IntArray,
+    dx: FloatArray,
+    shift: FloatArray,
+    bodies: tuple[IntArray, IntArray, int],
+) -> tuple[IntArray, FloatArray]:
+    """The held pass's (idx, shift) with the rigid bodies among the loads stopped as a whole: each
+    touched body's particles get velocity only from the part of its translation D that cancels its own
+    translation along D, up to the module docstring's cap; every other part of their corrections is a
+    shift. ``dx`` (K, 3): the held corrections of ``moved``, already in ``x_pred``."""
+    members, body, n_bodies = bodies
+    body_of = np.full(len(x), -1, np.int64)
+    body_of[members] = body
+    rigid = body_of[moved] >= 0
+    if not rigid.any():
+        return moved, shift
+    touching = np.bincount(body_of[moved[rigid]], minlength=n_bodies).astype(np.float64)
+    sel = touching[body] > 0.0
+    idx, b = members[sel], body[sel]
+    count = np.maximum(np.bincount(b, minlength=n_bodies), 1).astype(np.float64)
+    d = np.zeros((len(x_pred), 3))
+    d[moved[rigid]] = dx[rigid]
+    d_idx = d[idx]
+    own = x_pred[idx] - x[idx] - d_idx  # each particle's motion this step before the held correction
+    per = count[:, None]
+    translate = np.stack([np.bincount(b, weights=d_idx[:, k], minlength=n_bodies) for k in range(3)], 1) / per
+    motion = np.stack([np.bincount(b, weights=own[:, k], minlength=n_bodies) for k in range(3)], 1) / per
+    size = np.sqrt(np.einsum("ij,ij->i", translate, translate))
+    unit = translate / np.maximum(size, 1e-300)[:, None]
+    approach = -np.einsum("ij,ij->i", motion, unit)
+    speed = np.sqrt(np.einsum("ij,ij->i", motion, motion))
+    head_on = np.clip(approach / np.maximum(speed, 1e-300), 0.0, 1.0) ** 2
+    cap = size * (1.0 + (count / np.maximum(touching, 1.0) - 1.0) * head_on)
+    stopped = np.clip(approach, 0.0, cap)[:, None] * unit  # (B, 3)
+    rest = moved[~rigid]
+    return np.concatenate([rest, idx]), np.concatenate([shift[~rigid], d_idx - stopped[b]])

@@ -50,10 +50,12 @@ def carry_loads(
     pair_j: IntArray,
     w_contact: FloatArray,
     h: float,
-) -> None:
+) -> NDArray[np.bool_] | None:
     """The contacts of loads with compliant cloth vertices at the true mass ratio, with friction, applied to
     ``x_pred`` (N, 3) in place (``w_contact`` (N,) contact inverse masses, 1/kg; ``pair_i``, ``pair_j``
-    the small step's candidates; ``h`` the small step, s: which edges are compliant depends on it)."""
+    the small step's candidates; ``h`` the small step, s: which edges are compliant depends on it).
+    Returns those compliant vertices (N,), None if there are none (the held pass lets rigid loads rest
+    on the other cloth vertices without slop, ``cloth_contacts.py``)."""
     model, s = solver.model, solver.settings
     compliant = None
     for sweep in solver._distance_solvers(h):
@@ -61,11 +63,11 @@ def carry_loads(
             compliant = sweep.compliant
             break
     if compliant is None or not compliant.any():
-        return
+        return None
     is_cloth = model.particle_is_cloth
     pick = (compliant[pair_i] | compliant[pair_j]) & (is_cloth[pair_i] != is_cloth[pair_j])
     if not pick.any():
-        return
+        return compliant
     r = solver.sizes[0]
     idx, delta, _ = particle_contacts(
         x_pred, state.positions, pair_i[pick], pair_j[pick], w_contact, r, np.inf,
@@ -75,3 +77,4 @@ def carry_loads(
     if len(idx):
         share = None if np.ndim(r) == 0 else (model.particle_inv_mass, solver._rigid_mask())
         apply_pair_jacobi(x_pred, idx, delta, s.relaxation, share)
+    return compliant

@@ -164,19 +164,23 @@ def cloth_contact_pass(
     pair_i: IntArray,
     pair_j: IntArray,
     w: FloatArray,
+    soft_cloth: NDArray[np.bool_] | None = None,
 ) -> tuple[IntArray, FloatArray]:
     """Cloth-load contacts once more after the stretch solve, cloth held, with friction; returns the
-    loads' corrections that must not become velocity (``cloth_contacts.hold_loads_on_cloth``)."""
+    loads' corrections that must not become velocity (``cloth_contacts.hold_loads_on_cloth``;
+    ``soft_cloth``: its compliant vertices, from ``cloth_load.carry_loads``)."""
     s, x, ct = solver.settings, state.positions, solver.cloth_triangles
     tri = (
         None
         if ct is None
         else ct.contacts(solver.model, s, x_pred, x, w, CLOTH_CONTACT_SLOP_RADII, *solver.sizes)
     )
+    sm = solver.model.shape_matching
+    bodies = None if sm is None else (sm.idx, sm.body, sm.n_bodies)
     return hold_loads_on_cloth(
         x, x_pred, pair_i, pair_j, solver.model.particle_is_cloth, w, solver.sizes[0],
         s.relaxation, solver.model.particle_friction, s.static_friction_scale, s.dynamic_friction_scale,
-        rigid_sdf_world(solver, state), tri,
+        rigid_sdf_world(solver, state), tri, bodies, soft_cloth,
     )  # fmt: skip
 
 

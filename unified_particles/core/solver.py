@@ -249,9 +249,9 @@ class Solver:
             model.rope_ties.solve(model, state, x_pred, h)
         held = None
         if model.cloth_and_others:
-            carry_loads(self, state, x_pred, pair_i, pair_j, w_contact, h)  # true masses (cloth_load.py)
+            soft = carry_loads(self, state, x_pred, pair_i, pair_j, w_contact, h)  # true masses: cloth_load
             # Cloth contacts get the last word (see there): the stretch solve just undid them.
-            held = self._cloth_contact_pass(state, x_pred, pair_i, pair_j, w_contact)
+            held = cloth_contact_pass(self, state, x_pred, pair_i, pair_j, w_contact, soft)
         if kin is not None:  # kinematic: exactly on its path (shape matching nudged it by rounding)
             x_pred[kin.idx] = x_kin
         grain = model.particle_is_grain if self._dynamic is None else model.particle_is_grain & self._dynamic
@@ -645,12 +645,6 @@ class Solver:
     ) -> tuple[FloatArray, BoolArray, ColliderContacts]:
         """Collider then particle contacts (``contact_pass.contact_pass``, where the Args are)."""
         return contact_pass(self, state, x_pred, x_prev, pair_i, pair_j, w_contact, alpha, dt_frame, h, apply)
-
-    def _cloth_contact_pass(
-        self, state: ParticleState, x_pred: FloatArray, pair_i: IntArray, pair_j: IntArray, w: FloatArray
-    ) -> tuple[IntArray, FloatArray]:
-        """Cloth-load contacts after the stretch solve (``contact_pass.cloth_contact_pass``)."""
-        return cloth_contact_pass(self, state, x_pred, pair_i, pair_j, w)
 
     def _rigid_mask(self) -> BoolArray:
         """(N,) bool: the rigid particles (finite depth below their body's outer layer), cached."""
