@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 from .collider_set import ColliderSet
 from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationInputError
-from .fastops import column_max, column_min, gather_difference, rows_all
+from .fastops import column_max, column_min, gather_difference, rows_all, take_columns
 from .fluid_boundary import Boundary
 from .geometry import sample_interior
 from .neighbors import find_pairs
@@ -162,13 +162,15 @@ class PairBlocks:
         kind = np.where(is_fluid[j], 0, np.where(j < n_real, 1, 2))
         counts = np.bincount(kind, minlength=3)
         if counts[0] < len(i):
-            order = np.argsort(kind, kind="stable")
+            # The stable sort by kind (np.argsort(kind, kind="stable")), 3x faster as three index lists.
+            order = np.concatenate([np.flatnonzero(kind == k) for k in range(3)])
             i, j = i[order], j[order]
         return PairBlocks(int(counts[0]), int(counts[0] + counts[1])), i, j
 
-    def kept(self, keep: BoolArray) -> PairBlocks:
-        """The blocks of the list after keeping the pairs ``keep`` (K,), order unchanged."""
-        return PairBlocks(int(np.count_nonzero(keep[: self.ff])), int(np.count_nonzero(keep[: self.real])))
+    def kept(self, keep: IntArray) -> PairBlocks:
+        """The blocks of the list after keeping the pairs at the ascending indices ``keep``, order
+        unchanged."""
+        return PairBlocks(int(np.searchsorted(keep, self.ff)), int(np.searchsorted(keep, self.real)))
 
 
 def list_holds(x: FloatArray, reference: FloatArray, margin: float) -> bool:
@@ -502,9 +504,9 @@ class FluidSolver:
         h = self.h
         d = gather_difference(np.ascontiguousarray(x.T), pi, pj)
         r2 = np.einsum("ij,ij->j", d, d)
-        close = r2 < h * h
+        close = np.flatnonzero(r2 < h * h)  # np.take: boolean indexing cost 4 times as much
         blocks = self.blocks.kept(close)
-        pi, pj, d, r2 = pi[close], pj[close], d[:, close], r2[close]
+        pi, pj, d, r2 = pi.take(close), pj.take(close), take_columns(d, close), r2.take(close)
         r = np.sqrt(r2)
         # The blocks (PairBlocks): [0, ff) fluid-fluid, [ff, real) fluid-solid particle, [real, K) a
         # collider sample; i is the fluid particle of every pair. The velocity pass skips the samples.
