@@ -560,10 +560,14 @@ class FluidSolver:
             ci = -s * g
             cj = -ci
         else:
-            wi, wj = w[pi], w[pj]
-            coef = -s * g * _pair_share(wi, wj)  # the pair vector D times the share is coef * d
-            ci, cj = coef * wi, -coef * wj
-        # Collider samples are immovable (w = 0): only the pairs before them move a j side.
+            # The pair vector D times the share is coef * d. Collider samples are immovable (w_j = 0):
+            # their share 1 / w_i is _pair_share(w_i, 0), taken without gathering w_j, and no j side.
+            wi, wj = w[pi], w[pj[:real]]
+            share = np.empty(len(pi))
+            share[:real] = _pair_share(wi[:real], wj)
+            np.divide(1.0, np.where(wi[real:] > 0.0, wi[real:], np.inf), out=share[real:])
+            coef = -s * g * share
+            ci, cj = coef * wi, -coef[:real] * wj
         pjr, cjr = pj[:real], cj[:real]
         dx = np.zeros((3, n_real))
         for axis in range(3):
