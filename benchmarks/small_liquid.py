@@ -1,12 +1,13 @@
 """Issue 25 item 8: the time per frame of a small liquid scene in Blender, simulation and surface apart.
 
 A 0.6 x 0.6 x 0.4 m block of water (r = 2.5 cm: 1,152 particles) collapses in an open 0.8 m tank (a mesh
-collider with Solidify walls, as tests/blender/test_fluids.py builds it), World defaults (4 x 4 small
-steps per frame). Per frame: ``scene.frame_set`` (the simulation's frame handler, then the depsgraph
-with the Liquid Surface modifier) and, separately, one more evaluation of the surface alone (its modifier
-switched off and on). Medians over frames 4-13 (the collapse). The add-on is imported from ``--src``
-(default: this checkout), so an older checkout can be timed the same way. Wall and CPU time are both
-printed (CPU time of the process: on a shared machine the wall time varies with the load).
+collider with Solidify walls, as tests/blender/test_fluids.py builds it), World defaults (4 x 4 small steps
+per frame); ``--block 0.75 0.75 0.65`` is the "few thousand" variant (2,925 particles). Per frame:
+``scene.frame_set`` (the simulation's frame handler, then the depsgraph with the Liquid Surface modifier) and,
+separately, one more evaluation of the surface alone (its modifier switched off and on). Medians over frames
+4-13 (the collapse). The add-on is imported from ``--src`` (default: this checkout), so an older checkout can
+be timed the same way. Wall and CPU time are both printed (CPU time of the process: on a shared machine the
+wall time varies with the load).
 
     .venv/bin/python benchmarks/small_liquid.py [--src DIR] [--frames 12] [--block X Y Z] [--profile]
 """
