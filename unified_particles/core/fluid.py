@@ -687,10 +687,11 @@ class FluidSolver:
             q -= (dt * beta * ADHESION_ACCELERATION * _adhesion_kernel(r, h)) * unit
         dvi, dvj = q * (wi * share), q * (-wj * share)
         if self.any_vorticity:
-            both_i, both_j = pi[both], pj[both]
-            g = _spiky_over_r(r[both], h) / self.rest.n0
-            gd = g * d[:, both]  # grad_j W_ij / n0 = g d; grad_i W_ij / n0 = -g d
-            rel = dv[:, both]
+            ff = self._ff  # the pairs of two fluid particles are the first ff (``both``): slices, no mask
+            both_i, both_j = pi[:ff], pj[:ff]
+            g = _spiky_over_r(r[:ff], h) / self.rest.n0
+            gd = g * d[:, :ff]  # grad_j W_ij / n0 = g d; grad_i W_ij / n0 = -g d
+            rel = dv[:, :ff]
             # omega_i = sum_j (v_j - v_i) x grad_j W_ij (PBF Eq. 15); for j the pair's terms flip twice.
             cross = np.cross(rel.T, gd.T).T
             omega = np.zeros((3, n))
