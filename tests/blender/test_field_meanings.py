@@ -171,6 +171,11 @@ def test_turbulence_pushes_both_within_its_strength(bpy_clean: ModuleType) -> No
     field = _field(bpy, "TURBULENCE", (0.3, 0.2, 0.7))
     field.strength = 2.0
     field.size = 0.5
+    # Blender seeds a new effector from the clock ((seconds + 1) % 128, BKE_partdeflect_new), and the net
+    # push of a noise over the cube depends on it: over seeds 0, 4, ..., 124 ours moved 1.5-18.5 mm (seed
+    # 92: 1.49 mm, under the 2.2 mm floor below, the failure seen once under make test). Fixed: seed 1,
+    # 14.6 mm (bound 43.8 mm).
+    field.seed = 1
     moved_ours, moved_theirs = _run(scene, ours, theirs, frames)
     mass = theirs.rigid_body.mass
     bound = 2.0 / FPS * (frames / FPS) ** 2 / (2.0 * mass) * 1.05

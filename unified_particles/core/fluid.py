@@ -36,6 +36,7 @@ from .colliders import MeshCollider, PlaneCollider
 from .errors import SimulationInputError
 from .fastops import column_max, column_min, gather_difference, rows_all, take_columns
 from .fluid_boundary import Boundary
+from .fluid_calm import calm_surface
 from .geometry import sample_interior
 from .neighbors import find_pairs
 from .pair_cache import PairCache
@@ -359,6 +360,7 @@ class FluidSolver:
         self.viscosity_iterations = 0  # conjugate-gradient iterations of the last viscosity solve
         self.density_iterations = 0  # Jacobi passes of the last density solve
         self._compressed = np.zeros(len(is_fluid), dtype=bool)  # above rest density at the last pass
+        self._w_ff = np.zeros(0)  # W of the fluid-fluid pairs of the last pass (fluid_calm)
         self.fluid_count = int(np.count_nonzero(is_fluid))
 
     def reset(self) -> None:
@@ -540,6 +542,7 @@ class FluidSolver:
         c = np.maximum(ratio_n - 1.0, 0.0)
         c[~is_fluid] = 0.0
         self._compressed = ratio_n[:n_real] > 1.0  # inside the liquid (not its surface): may sleep
+        self._w_ff = wk_raw[:ff]  # the fluid-fluid pairs' kernel values, for calm_surface
         live = self.fluid_count if active_in is None else np.count_nonzero(self.is_fluid & active_in)
         error = float(c.sum()) / max(live, 1)
         g2 = g * g * r2
@@ -633,11 +636,19 @@ class FluidSolver:
         return out
 
     # ------------------------------------------------------------------ rest
-    def settle(self, x: FloatArray, x_pred: FloatArray, v: FloatArray, gh: float) -> None:
+    def settle(
+        self, x: FloatArray, x_pred: FloatArray, v: FloatArray, gh: float, pushed: BoolArray | None = None
+    ) -> None:
         """Liquid at rest sleeps (Macklin et al. 2014, Sec. 4.4's particle sleeping): a fluid particle
         slower than SLEEP_GH * g h after this small step stays at ``x`` with zero velocity (``x_pred``
-        and ``v`` (N, 3) in place); ``gh`` is g times the small step, m/s."""
-        if SLEEP_GH <= 0.0 or gh <= 0.0:
+        and ``v`` (N, 3) in place); ``gh`` is g times the small step, m/s. The surface above it, which
+        never sleeps, is calmed first (:func:`.fluid_calm.calm_surface`), except where a force field
+        pushed in this small step (``pushed`` (N,), None: nowhere)."""
+        if gh <= 0.0:
+            return
+        pairs = (self._pi, self._pj, self._ff, self._w_ff)
+        calm_surface(v, pairs, self._compressed, self.is_fluid, pushed, gh)
+        if SLEEP_GH <= 0.0:
             return
         limit = SLEEP_GH * gh
         slow = np.einsum("ij,ij->i", v, v) < limit * limit

@@ -287,7 +287,8 @@ class Solver:
             bound_rebound(v, struck, s.restitution, rest_speed, h, model, kin)
         if fluid is not None and w_fluid is not None:
             self._fluid_velocity_pass(fluid, v, x_pred, w_fluid, h, alpha)
-            fluid.settle(x, x_pred, v, self.g_norm * h)  # liquid at rest sleeps
+            pushed = self.field_pushed if self.fields is not None else None
+            fluid.settle(x, x_pred, v, self.g_norm * h, pushed)  # calm, liquid at rest sleeps
         if len(inactive):
             v[inactive] = 0.0
             x_pred[inactive] = x[inactive]
@@ -311,7 +312,8 @@ class Solver:
                 v[:, axis] += (h * self.gravity[axis]) * model.particle_dynamic
         wind, air = None, None if self.air is None else self.air.vertices(len(v))
         if self.fields is not None:  # force fields (core/fields.py): v += h f_field / m; wind on air cloth
-            before = v.copy() if s.rigid_sleep_threshold > 0.0 else None  # a field wakes what it pushes
+            # A field wakes what it pushes (sleep.Wake) and keeps it from the liquid's calm (fluid_calm.py).
+            before = v.copy() if s.rigid_sleep_threshold > 0.0 or model.any_fluid else None
             wind = self.fields.apply(state, model, h, alpha * dt_frame, air)
             self.field_pushed = None if before is None else np.any(v != before, axis=1)
         if self.air is not None:  # drag and lift of the air, still or wind (core/air.py, wind_air.py)

@@ -65,6 +65,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import snapshot_codec
+from .allocator import keep_temporaries
+from .blas_threads import one_blas_thread
 from .bodies import Body, Cloth, Fluid, Granular, RigidBody, SoftBody
 from .builder import DEFAULT_ROLLING_FRICTION, WorldBuilder, positive, world_settings
 from .colliders import MeshCollider, PlaneCollider
@@ -114,6 +116,7 @@ class World:
         iterations: int = 4,
         **settings: Any,
     ) -> None:
+        keep_temporaries()  # large temporaries stay in the heap: no page faults each small step (allocator)
         self.radius = positive(radius, "radius")
         self.gravity, self.settings = world_settings(gravity, substeps, iterations, settings)
         margin = self.settings.collision_margin
@@ -643,10 +646,11 @@ class World:
                 self._solver.begin_frame(self._state)  # kinematic bodies' paths over this frame
                 pins, soft = self._pins.take(self.model, self._state)
                 self._solver.pin_motion, self._solver.soft_pin_motion = pins, soft
-                for k in range(n):
-                    self._small_step(h, (k + 1) / n, dt, stabilize=k == 0)
-                    if self._solver.rest.at_rest:  # a fixed point: the others would repeat it (rest_check)
-                        break
+                with one_blas_thread():  # no BLAS worker spinning beside the solver (blas_threads.py)
+                    for k in range(n):
+                        self._small_step(h, (k + 1) / n, dt, stabilize=k == 0)
+                        if self._solver.rest.at_rest:  # a fixed point the others repeat (rest_check)
+                            break
                 finish_pins(self._state, pins, soft)  # exactly on target, still until moved again
                 self._solver.update_rigid_frames(self._state)
                 # A dynamic body's target is where it is, so switching it kinematic holds it there.
