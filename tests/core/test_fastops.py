@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from unified_particles.core.fastops import column_max, column_min, rotate_translate, row_abs_max, rows_all
+from unified_particles.core.fastops import (
+    column_max,
+    column_min,
+    rotate_translate,
+    row_abs_max,
+    rows_all,
+    take_columns,
+)
 
 
 def test_reductions_equal_numpy_bit_for_bit() -> None:
@@ -36,3 +43,11 @@ def test_rotate_translate_is_the_affine_map() -> None:
     m = rng.normal(size=(3, 3))
     c = rng.normal(size=3)
     np.testing.assert_allclose(rotate_translate(x, m, c), x @ m + c, rtol=0, atol=1e-12)
+
+
+def test_take_columns_is_the_boolean_column_index() -> None:
+    rng = np.random.default_rng(13)
+    a = rng.normal(size=(3, 2000))
+    keep = rng.random(2000) < 0.5
+    np.testing.assert_array_equal(take_columns(a, np.flatnonzero(keep)), a[:, keep])
+    assert take_columns(a, np.zeros(0, np.int64)).shape == (3, 0)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from unified_particles.core import FLUID_PRESETS, Fluid, SimulationInputError, World, fill_mesh_with_fluid
-from unified_particles.core.fluid import LatticeRest
+from unified_particles.core.fluid import LatticeRest, PairBlocks
 from unified_particles.core.primitives import box_mesh, grid_mesh
 
 R = 0.025
@@ -411,3 +411,27 @@ def test_a_flowing_liquid_pays_one_density_pass_per_small_step() -> None:
     # liquid_density_passes=1 runs (same bits), while a column at rest takes its passes (the test above).
     default, one = _collapse(4)[1].positions, _collapse(1)[1].positions
     assert np.array_equal(default, one)
+
+
+def test_pair_blocks_are_a_stable_sort_by_kind() -> None:
+    # PairBlocks.order partitions the pairs by kind (fluid-fluid, fluid-solid, fluid-sample) keeping their
+    # order within each kind, and kept() counts the blocks of a filtered list: both as the plain NumPy
+    # formulation (np.argsort(kind, kind="stable"), counts of a boolean mask) would.
+    rng = np.random.default_rng(5)
+    n_real, n = 40, 60
+    is_fluid = np.zeros(n, dtype=bool)
+    is_fluid[:25] = True
+    i = rng.integers(0, 25, 500)
+    j = rng.integers(0, n, 500)
+    blocks, oi, oj = PairBlocks.order(i, j, is_fluid, n_real)
+    kind = np.where(is_fluid[j], 0, np.where(j < n_real, 1, 2))
+    order = np.argsort(kind, kind="stable")
+    np.testing.assert_array_equal(oi, i[order])
+    np.testing.assert_array_equal(oj, j[order])
+    assert (blocks.ff, blocks.real) == (np.count_nonzero(kind == 0), np.count_nonzero(kind < 2))
+    keep = rng.random(500) < 0.4
+    kept = blocks.kept(np.flatnonzero(keep))
+    assert (kept.ff, kept.real) == (
+        np.count_nonzero(keep[: blocks.ff]),
+        np.count_nonzero(keep[: blocks.real]),
+    )

@@ -85,6 +85,10 @@ class FrameCache:
     signature: tuple[Any, ...] = ()  # scene_reader.structure_signature at build
     settings_key: dict[str, Any] = field(default_factory=dict)  # scene_reader.settings_signature at build
     shown_frame: int | None = None  # frame whose state the world holds after ensure_frame
+    # The cached snapshot the world's state equals now (the last stored or restored), None if unknown:
+    # stepping on from it needs no restore. Restoring rebuilt the liquid's pair list every frame (17 of
+    # 305 ms CPU per frame for 2,925 particles in benchmarks/small_liquid.py), to the same list.
+    holds: Snapshot | None = None
     problems: dict[str, str] = field(default_factory=dict)  # objects left out of the build -> why
 
     # ----------------------------------------------------------------------------------- info
@@ -114,6 +118,7 @@ class FrameCache:
     # ----------------------------------------------------------------------------- lifecycle
     def invalidate(self, frame: int | None = None) -> None:
         """Forget cached frames from ``frame`` on (None: everything, rebuild from the start)."""
+        self.holds = None
         if frame is None or frame <= self.start_frame or not self.built:
             self.world = None
             self.entries = []
@@ -176,13 +181,15 @@ class FrameCache:
         frame = max(int(frame), self.start_frame)
         self.shown_frame = frame
         if frame in self.cache:
-            self.restore(frame)
+            if self.holds is not self.cache[frame]:
+                self.restore(frame)
             return self.cache[frame]
         if not any(f < frame for f in self.cache):  # e.g. after adopt_state() at a later frame
             self.build(scene, depsgraph)
         world = self._world()
         base = max(f for f in self.cache if f < frame)
-        self.restore(base)
+        if self.holds is not self.cache[base]:
+            self.restore(base)
         current = int(scene.frame_current)
         needs_scene_at_frame = any(e.animated for e in self.entries) or fields.any_animated(scene)
         try:
@@ -194,6 +201,7 @@ class FrameCache:
                         scene.frame_set(t)
                     away = t != current
                     graph = None  # read the objects as frame_set left them
+                self.holds = None  # until stored: an error while stepping leaves the world between frames
                 try:
                     step_frame(world, self.entries, scene, t, graph, self.frame_dt)
                 except SimulationDivergedError as exc:  # the world is back at frame t - 1 (cached)
@@ -216,7 +224,7 @@ class FrameCache:
         """
         world = self._world()
         world.set_state(state)
-        snapshot = world.state()
+        snapshot = self.holds = world.state()
         self.cache = {int(frame): snapshot}
         self.cache_sizes = {int(frame): snapshot.nbytes}
         self.whitewater_cache = {int(frame): self._whitewater_states()}
@@ -248,7 +256,7 @@ class FrameCache:
         return {e.name: e.whitewater.state() for e in self.entries if e.whitewater is not None}
 
     def _store(self, frame: int, scene: bpy.types.Scene) -> None:
-        snapshot = self._world().state()
+        snapshot = self.holds = self._world().state()
         self.cache[frame] = snapshot
         foam = self.whitewater_cache[frame] = self._whitewater_states()
         self.cache_sizes[frame] = snapshot.nbytes + sum(int(s["positions"].nbytes) * 2 for s in foam.values())
@@ -257,11 +265,13 @@ class FrameCache:
     def restore(self, frame: int) -> None:
         """Put the world in the cached state of ``frame`` (mesh colliders' poses included, so stepping
         on from it is bit-identical), the liquids' whitewater too."""
+        self.holds = None
         self._world().set_state(self.cache[frame])
         states = self.whitewater_cache.get(frame, {})
         for entry in self.entries:
             if entry.whitewater is not None and entry.name in states:
                 entry.whitewater.set_state(states[entry.name])
+        self.holds = self.cache[frame]
 
     def trim_cache(self, limit: int, keep_frame: int) -> None:
         """Drop cached frames (never the start or ``keep_frame``) until under ``limit`` bytes.

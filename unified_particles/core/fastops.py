@@ -67,3 +67,13 @@ def gather_difference(xt: FloatArray, i: NDArray[np.int64], j: NDArray[np.int64]
         np.take(row, j, out=tmp)
         out[axis] -= tmp
     return out
+
+
+def take_columns(a: FloatArray, idx: NDArray[np.int64]) -> FloatArray:
+    """(R, len(idx)) new array ``a[:, idx]`` of a C-ordered (R, K) array, one row at a time with
+    ``np.take``. With ``idx = np.flatnonzero(mask)`` it equals ``a[:, mask]``, which NumPy 1.26 runs as a
+    2-D fancy index: on a fluid's 164k-pair list (half of it kept) 1.5 ms against 0.3 ms."""
+    out = np.empty((a.shape[0], len(idx)), dtype=a.dtype)
+    for row in range(a.shape[0]):
+        np.take(a[row], idx, out=out[row])
+    return out
