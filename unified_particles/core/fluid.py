@@ -37,6 +37,7 @@ from .errors import SimulationInputError
 from .fastops import column_max, column_min, gather_difference, rows_all, take_columns
 from .fluid_boundary import Boundary
 from .fluid_calm import calm_surface
+from .fluid_mix import PhaseDrift, several_liquids
 from .geometry import sample_interior
 from .neighbors import find_pairs
 from .pair_cache import PairCache
@@ -330,6 +331,7 @@ class FluidSolver:
         adhesion: FloatArray,
         vorticity: FloatArray,
         colliders: ColliderSet | None = None,
+        inv_mass: FloatArray | None = None,
     ) -> None:
         self.radius, self.margin = radius, min(margin, FLUID_MARGIN_RADII * radius)
         self.threads = 1  # threads of the pair search (set by the solver; the same list with any count)
@@ -362,6 +364,9 @@ class FluidSolver:
         self._compressed = np.zeros(len(is_fluid), dtype=bool)  # above rest density at the last pass
         self._w_ff = np.zeros(0)  # W of the fluid-fluid pairs of the last pass (fluid_calm)
         self.fluid_count = int(np.count_nonzero(is_fluid))
+        # More than one liquid density: the liquids drift through each other (fluid_mix.py).
+        several = inv_mass is not None and several_liquids(is_fluid, inv_mass)
+        self.phase_drift = PhaseDrift(len(is_fluid), radius) if several else None
 
     def reset(self) -> None:
         """Forget the pair list (particles were activated or removed)."""
@@ -634,6 +639,13 @@ class FluidSolver:
             a[:, idx] += grad.T
             out.append((idx, grad))
         return out
+
+    def drift(self, x: FloatArray, x_pred: FloatArray, w: FloatArray, gravity: FloatArray, h: float) -> None:
+        """Liquids of different densities drift through each other (:mod:`.fluid_mix`) over the last small
+        step's fluid pairs: ``x``, ``x_pred`` (N, 3) in place, ``w`` (N,) inverse masses. Not with one."""
+        if self.phase_drift is not None and self._ff:
+            pi, pj, wk = self._pi[: self._ff], self._pj[: self._ff], _poly6(self._r[: self._ff] ** 2, self.h)
+            self.phase_drift.step(x, x_pred, pi, pj, wk, _poly6(np.zeros(1), self.h)[0], w, gravity, h)
 
     # ------------------------------------------------------------------ rest
     def settle(

@@ -170,6 +170,7 @@ class Solver:
                 model.particle_adhesion,
                 model.particle_vorticity,
                 self.colliders,
+                model.particle_inv_mass,
             )
             self.fluid.threads = resolve_threads(self.settings.threads)
         return self.fluid
@@ -427,6 +428,7 @@ class Solver:
         sm = self.model.shape_matching
         before = x_pred[sm.idx] if sm is not None else None
         passes = int(self.settings.liquid_density_passes)  # after the first, over liquid near rest only
+        fluid.drift(x, x_pred, self.model.particle_inv_mass, self.gravity, h)  # unlike liquids (fluid_mix.py)
         fluid.solve_density(x_pred, w_fluid, active, alpha, passes, x, self.g_norm * h * h)
         if sm is not None and before is not None:
             # What the fluid gave each rigid particle moves its whole body (rigid_impulse).
