@@ -641,8 +641,9 @@ class FluidSolver:
         return out
 
     def drift(self, x: FloatArray, x_pred: FloatArray, w: FloatArray, gravity: FloatArray, h: float) -> None:
-        """Liquids of different densities drift through each other (:mod:`.fluid_mix`) over the last small
-        step's fluid pairs: ``x``, ``x_pred`` (N, 3) in place, ``w`` (N,) inverse masses. Not with one."""
+        """Liquids of different densities drift through each other (:mod:`.fluid_mix`) over the fluid pairs
+        of this small step's last density pass: ``x``, ``x_pred`` (N, 3) in place, ``w`` (N,) inverse
+        masses. Not with one liquid."""
         if self.phase_drift is not None and self._ff:
             pi, pj, wk = self._pi[: self._ff], self._pj[: self._ff], _poly6(self._r[: self._ff] ** 2, self.h)
             self.phase_drift.step(x, x_pred, pi, pj, wk, _poly6(np.zeros(1), self.h)[0], w, gravity, h)

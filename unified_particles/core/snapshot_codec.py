@@ -29,7 +29,7 @@ BoolArray = NDArray[np.bool_]
 def encode(state: ParticleState, solver: Solver, time: float, frame: int) -> Snapshot:
     """Everything time-varying of ``state`` and ``solver`` (its colliders and pair lists), copied, at
     simulated ``time`` (s) after ``frame`` steps."""
-    st, colliders = state, solver.colliders
+    st, colliders, drift = state, solver.colliders, _drift(solver)
     return Snapshot(
         particle_count=st.particle_count,
         time=float(time),
@@ -55,7 +55,14 @@ def encode(state: ParticleState, solver: Solver, time: float, frame: int) -> Sna
         balloon_inflation=st.balloon_inflation.copy(),
         cloth_tears=solver.tearing.encode() if solver.tearing is not None else np.zeros(0),
         rigid_still_steps=st.rigid_still_steps.copy(),
+        fluid_drift=np.zeros(0) if drift is None else drift.copy(),
     )
+
+
+def _drift(solver: Solver) -> FloatArray | None:
+    """The unlike liquids' drift progress (``fluid_mix.PhaseDrift``), or None with one liquid."""
+    fluid = solver.fluid
+    return None if fluid is None or fluid.phase_drift is None else fluid.phase_drift.progress
 
 
 def restore(
@@ -86,6 +93,7 @@ def restore(
         inflation = np.asarray(snap.balloon_inflation, dtype=np.float64).ravel()
         tears = np.asarray(snap.cloth_tears, dtype=np.float64).ravel()
         still = np.asarray(snap.rigid_still_steps, dtype=np.float64).ravel()
+        drift = np.asarray(snap.fluid_drift, dtype=np.float64).ravel()
         time, frame = float(snap.time), int(snap.frame)
     except (TypeError, ValueError) as exc:
         raise SimulationInputError(f"not a World snapshot: {exc}") from None
@@ -107,7 +115,7 @@ def restore(
     # The fluid reference also holds the mesh colliders' surface samples (fluid.Boundary) after N rows.
     if nb_ref.shape not in ((0, 3), (n, 3)) or not (len(fluid_ref) == 0 or len(fluid_ref) >= n):
         raise SimulationInputError(f"snapshot neighbour reference has shape {nb_ref.shape}")
-    if active.shape not in ((0,), (n,)):
+    if active.shape not in ((0,), (n,)) or drift.shape not in ((0,), (n,)):
         raise SimulationInputError(f"snapshot particle activity has shape {active.shape}")
     if len(soft_rest) not in (0, len(st.soft_rest)) or len(inflation) not in (0, len(st.balloon_inflation)):
         raise SimulationInputError("snapshot has different soft bodies or balloons")
@@ -145,6 +153,9 @@ def restore(
     speed = solver.settings.max_depenetration_speed
     solver.depen = depenetration.from_array(depen, speed, solver.model, solver.sizes[0], st.positions)
     restore_candidates(solver, nb_ref, st.active, fluid_ref)
+    progress = _drift(solver)  # after restore_candidates, which makes the fluid solver
+    if progress is not None:
+        progress[...] = drift if len(drift) else 0.0  # older snapshots: no drift yet
     solver.colliders.restore(ct, cs, np.asarray(snap.collider_vertices, dtype=np.float64))
     return time, frame
 

@@ -428,8 +428,10 @@ class Solver:
         sm = self.model.shape_matching
         before = x_pred[sm.idx] if sm is not None else None
         passes = int(self.settings.liquid_density_passes)  # after the first, over liquid near rest only
-        fluid.drift(x, x_pred, self.model.particle_inv_mass, self.gravity, h)  # unlike liquids (fluid_mix.py)
         fluid.solve_density(x_pred, w_fluid, active, alpha, passes, x, self.g_norm * h * h)
+        # Unlike liquids trade places (fluid_mix.py), over this small step's own pairs: none are kept from
+        # the step before, so a world restored from a snapshot exchanges as the straight run did.
+        fluid.drift(x, x_pred, self.model.particle_inv_mass, self.gravity, h)
         if sm is not None and before is not None:
             # What the fluid gave each rigid particle moves its whole body (rigid_impulse).
             x_pred[sm.idx] = before + rigid_impulse(sm, before, x_pred[sm.idx] - before)

@@ -55,6 +55,8 @@ class Snapshot:
             without tearing cloth and in older snapshots (nothing torn).
         rigid_still_steps: (B,) small steps each rigid body has been still in a row (``sleep.py``);
             (0,) in older snapshots (none still).
+        fluid_drift: (N,) each particle's drift towards its next exchange with an unlike liquid, in
+            lattice spacings (``fluid_mix.PhaseDrift``); (0,) with one liquid and in older snapshots (0).
     """
 
     particle_count: int
@@ -80,6 +82,7 @@ class Snapshot:
     balloon_inflation: FloatArray = field(default_factory=lambda: np.zeros(0))
     cloth_tears: FloatArray = field(default_factory=lambda: np.zeros(0))
     rigid_still_steps: FloatArray = field(default_factory=lambda: np.zeros(0))
+    fluid_drift: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def nbytes(self) -> int:
@@ -136,6 +139,7 @@ _ARRAY_FIELDS = frozenset(
         "balloon_inflation",
         "cloth_tears",
         "rigid_still_steps",
+        "fluid_drift",
     )
 )
 # Fields added with kinematic bodies: snapshots saved before them (e.g. a bake to resume) still load.
@@ -154,6 +158,7 @@ _OPTIONAL_FIELDS = _KINEMATIC_FIELDS | {
     "balloon_inflation",
     "cloth_tears",
     "rigid_still_steps",
+    "fluid_drift",
 }
 
 
@@ -204,6 +209,7 @@ class ParticleState:
     soft_rest: FloatArray = field(default_factory=lambda: np.zeros((0, 3)))
     balloon_inflation: FloatArray = field(default_factory=lambda: np.zeros(0))
     rigid_still_steps: FloatArray = field(default_factory=lambda: np.zeros(0))
+    fluid_drift: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def particle_count(self) -> int:
