@@ -227,7 +227,7 @@ EXPERIMENTS = [
         "sag of a 5 kg cloth pinned at its corners under a 3.2 and a 25.6 kg box, 3 s",
         "membrane (Foppl-Hencky): sag ratio 1.55-2.0 for 8x the load",
         _load,
-        "row scene (25.6 kg) 26-36 -> 37-48 ms per frame",
+        "row scenes +35-55 % CPU per frame (13-15 -> 20 ms)",
     ),
     Experiment(
         "paddle",
