@@ -138,40 +138,14 @@ def _sling(substeps: int) -> tuple[str, bool]:
     return f"max gain {gain / mgl:+.1e} m g l; T/2 {half:.3f} s ({half / ref - 1.0:+.1%})", held
 
 
-def _sag_under(box_kg: float) -> float:
-    """physics.md's sag against load (item 6): a 1 x 1 m, 5 kg cloth (21 x 21, r = 2.5 cm, stretch
-    compliance 1e-3 m/N, damping 1/s) pinned at its corners under a 0.3 x 0.3 x 0.1 m box of ``box_kg``
-    (its density times the box's volume), 3 s. Returns the cloth centre's drop below the pins, m,
-    averaged over the last 0.5 s (the cloth still swings a little)."""
-    import numpy as np
-
-    from unified_particles.core import World
-    from unified_particles.core.primitives import box_mesh, grid_mesh
-
-    n, r = 21, 0.025
-    v, f = grid_mesh(1.0, n)
-    v = np.asarray(v, float)
-    v[:, 2] += 1.0
-    corners = np.flatnonzero(np.isclose(np.abs(v[:, 0]), 0.5) & np.isclose(np.abs(v[:, 1]), 0.5))
-    centre = int(np.argmin(np.hypot(v[:, 0], v[:, 1])))
-    w = World(radius=r, damping=1.0)
-    cloth = w.add_cloth(v, np.asarray(f), mass=5.0, stretch_compliance=1e-3, pinned=corners)
-    size = (0.3, 0.3, 0.1)
-    w.add_rigid(*box_mesh(size, (0.0, 0.0, 1.0 + 0.05 + 2.0 * r)), density=box_kg / float(np.prod(size)))
-    drops = []
-    for frame in range(72):
-        w.step(1.0 / 24.0)
-        if frame >= 60:
-            drops.append(1.0 - float(cloth.vertex_positions[centre, 2]))
-    return float(np.mean(drops))
-
-
 def _load(substeps: int) -> tuple[str, bool]:
     # Reference: Foppl-Hencky membrane, deflection ~ P^(1/3): 8x the load, 2x the sag, less with the
-    # cloth's own weight: 1.55-2.0 (docs/physics.md, Sag against load).
-    light, heavy = _sag_under(3.2), _sag_under(25.6)
+    # cloth's own weight: 1.55-2.0 (tests/core/test_sag_load.py; docs/physics.md, Sag against load).
+    t = _test("test_sag_load")
+
+    (light, _), (heavy, _) = t.sag_under(t.LIGHT_KG), t.sag_under(t.HEAVY_KG)
     ratio = heavy / light
-    return f"{100 * light:.1f} / {100 * heavy:.1f} cm, ratio {ratio:.2f}", 1.55 <= ratio <= 2.0
+    return f"{100 * light:.1f} / {100 * heavy:.1f} cm, ratio {ratio:.2f}", t.BAND[0] <= ratio <= t.BAND[1]
 
 
 def _paddle(substeps: int) -> tuple[str, bool]:
@@ -261,7 +235,7 @@ EXPERIMENTS = [
         "sag of a 5 kg cloth pinned at its corners under a 3.2 and a 25.6 kg box, 3 s",
         "membrane (Foppl-Hencky): sag ratio 1.55-2.0 for 8x the load",
         _load,
-        "not fixed (physics.md: why, what was tried)",
+        "row scenes +35-55 % CPU per frame (13-15 -> 20 ms)",
     ),
     Experiment(
         "paddle",
