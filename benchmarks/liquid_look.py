@@ -12,8 +12,9 @@ state, one after another:
   100k, seeded), as blender/whitewater.py steps it after every frame;
 - ``wall friction``: the step with the tank's walls at Friction 0.5 against 0 (a liquid's grip on
   colliders: the collider's friction, halved, see docs/user_guide.md);
-- ``drag``: the step with the World's fluid drag switched on, when the World has one (issue 25 item 1,
-  another branch: ``fluid_drag``); reported as missing otherwise (air drag acts on cloth only here).
+- ``drag``: the step with a Drag force field over the whole liquid (Blender's Drag: Linear 1, Quadratic
+  1; fields act on liquids, issue 25 item 9): the air's drag on a liquid is a Drag field (or the World's
+  ``damping``); the Air Viscosity's drag and lift act on cloth triangles (core/air.py).
 
 Medians over the frames after the first (warm-up), in CPU time of the process (its threads summed; on
 a shared machine the wall time follows the load). The Blender mesher (Points to Volume) is not in
@@ -31,7 +32,6 @@ last tables, :func:`keep`).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import subprocess
@@ -48,22 +48,23 @@ from benchmarks import scenes
 from benchmarks.common import marked_block, put_block
 from unified_particles.core import World
 from unified_particles.core.fluid import KERNEL_RADII
-from unified_particles.core.settings import SolverSettings
 from unified_particles.core.surface_kernels import anisotropic_kernels, smoothed_centres
 from unified_particles.core.whitewater import Whitewater
 
 RESULTS = Path(__file__).resolve().parent / "results"
-#: World settings of issue 25's other items, if this World has them: (row, keyword, value when on).
-SWITCHES = (("drag", "fluid_drag", 1.0),)
+#: The Drag field of the drag row: Blender's FieldSettings (F = -(linear |v| + quadratic) v per unit mass).
+DRAG_FIELD: dict[str, Any] = {"linear_drag": 1.0, "quadratic_drag": 1.0}
 #: The walls' friction for the wall friction row (off: 0, as the S7 scene).
 WALL_FRICTION = 0.5
 
 
-def _world(dam: scenes.DamBreak, friction: float = 0.0, **keywords: Any) -> tuple[World, Any]:
-    w = World(radius=dam.radius, **keywords)
+def _world(dam: scenes.DamBreak, friction: float = 0.0, drag: bool = False) -> tuple[World, Any]:
+    w = World(radius=dam.radius)
     for point, normal in dam.planes():
         w.add_collider_plane(point=point, normal=normal, friction=friction)
     fluid = w.add_fluid(dam.points(), density=1000.0, viscosity=0.01, cohesion=0.0, vorticity=0.0)
+    if drag:
+        w.add_force_field("DRAG", strength=1.0, **DRAG_FIELD)
     return w, fluid
 
 
@@ -94,7 +95,6 @@ def measure(size: str, frames: int) -> dict[str, Any]:
         rows["anisotropic kernels"].append(_timed(partial(anisotropic_kernels, x, h, 4.2 * dam.radius)))
         rows["whitewater"].append(_timed(partial(ww.step, x, v, dt)))
         print(f"frame {frame + 1}: " + ", ".join(f"{k} {t[-1]:.0f} ms" for k, t in rows.items()), flush=True)
-    fields = {f.name for f in dataclasses.fields(SolverSettings)}
     out: dict[str, Any] = {
         "scene": f"S7-{size}",
         "particles": int(fluid.count),
@@ -103,12 +103,10 @@ def measure(size: str, frames: int) -> dict[str, Any]:
         "ms": {k: statistics.median(t[1:] if len(t) > 1 else t) for k, t in rows.items()},
         "missing": [],
     }
-    variants: list[tuple[str, dict[str, Any]]] = [("wall friction", {"friction": WALL_FRICTION})]
-    for row, keyword, value in SWITCHES:
-        if keyword in fields:
-            variants.append((row, {keyword: value}))
-        else:
-            out["missing"].append(f"{row}: no `{keyword}` setting in this World")
+    variants: list[tuple[str, dict[str, Any]]] = [
+        ("wall friction", {"friction": WALL_FRICTION}),
+        ("drag", {"drag": True}),
+    ]
     for row, keywords in variants:
         on, _ = _world(dam, **keywords)
         times = [_timed(partial(on.step, dt)) for _ in range(frames)]
@@ -133,7 +131,7 @@ def table(result: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {step + ms[name]:.0f} | {step:.0f} | +{ms[name]:.0f} ms ({ms[name] / step:.0%}) |"
         )
-    for row in ("wall friction", *(r for r, _, _ in SWITCHES)):
+    for row in ("wall friction", "drag"):
         key = f"step with {row}"
         if key in ms:
             extra = ms[key] - step
@@ -173,7 +171,8 @@ def section(quick: bool) -> str:
     parts.append(
         "The cost per frame of the parts a liquid's look adds, on the S7-100k dam break (100,000 fluid "
         "particles), each timed on the same state after a step (`python -m benchmarks.liquid_look`; CPU "
-        "time of the process). Drag is the World's fluid drag when it has one.\n\n" + look
+        "time of the process). Drag is a Drag force field over the whole liquid (Linear 1, Quadratic 1).\n\n"
+        + look
     )
     try:
         _run("benchmarks.surge_front")
