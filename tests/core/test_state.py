@@ -142,8 +142,9 @@ def test_snapshot_nbytes_is_the_sum_of_its_arrays() -> None:
     # particle_active and fluid_reference (fluids), joint_broken (joints), depenetration_groups (bodies
     # overlapping at the start: a resumed run caps the same ones), soft_rest and balloon_inflation (soft
     # bodies' plastic rest shapes, balloons' inflation), cloth_tears (tearing cloth's broken edges and
-    # splits), rigid_still_steps (rigid bodies' sleep counters, core/sleep.py)
-    assert len(arrays) == 20
+    # splits), rigid_still_steps (rigid bodies' sleep counters, core/sleep.py), fluid_drift (unlike
+    # liquids' progress towards their next exchange, core/fluid_mix.py)
+    assert len(arrays) == 21
     assert snap.nbytes == sum(a.nbytes for a in arrays)
     assert snap.nbytes >= 2 * w.positions.nbytes  # positions and velocities at least
 
