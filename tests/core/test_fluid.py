@@ -350,8 +350,9 @@ def test_oil_over_water_stays_layered_at_its_volumes() -> None:
     # 0), so nothing may lift the heavy liquid or lower the light one: every Oil particle stays above every
     # Water particle and the mass centre does not rise (no energy from nowhere). Each liquid keeps its
     # volume within the 3 % of the tanks above (mean heights 0.1 and 0.3 m). Measured after 1 s over four
-    # seeds: the layers 4.6 mm apart at their closest particles, the mean heights 0.9 and 0.6 % low, the
-    # mass centre 1.4 mm lower, fastest particle 0.017-0.029 m/s. (The unstable half, Oil under Water:
+    # seeds: the layers 46 mm apart at their closest particles (one spacing 2r: 50 mm), the mean heights
+    # 0.9 and 0.6 % low, the mass centre 1.4 mm lower, fastest particle 0.017-0.029 m/s. (The unstable
+    # half, Oil under Water:
     # test_oil_under_water_rises_to_the_top.)
     half_x, half_y, depth = 0.2, 0.1, 0.2
     world = World(R, substeps=4, iterations=4)
