@@ -21,18 +21,25 @@ def _tank(depth: float = 0.2, **kw: float) -> tuple[World, Fluid]:
     return _column(HALF, depth, fluid=kw)
 
 
-def _column(half: float, depth: float, fluid: dict | None = None, **kw: int) -> tuple[World, Fluid]:
-    """A square column of water 2 ``half`` wide and ``depth`` deep in plane walls, at the default budget;
-    ``fluid`` goes to ``add_fluid``, ``kw`` to ``World``."""
+def _walled(half_x: float, half_y: float, **kw: int) -> World:
+    """A World at the default budget (``kw`` to ``World``) with a floor and four walls of friction 0.5 around
+    the 2 ``half_x`` x 2 ``half_y`` m rectangle about the origin."""
     world = World(R, substeps=4, iterations=4, **kw)
     world.add_collider_plane((0, 0, 0), (0, 0, 1), friction=0.5)
     for point, normal in (
-        ((-half, 0, 0), (1, 0, 0)),
-        ((half, 0, 0), (-1, 0, 0)),
-        ((0, -half, 0), (0, 1, 0)),
-        ((0, half, 0), (0, -1, 0)),
+        ((-half_x, 0, 0), (1, 0, 0)),
+        ((half_x, 0, 0), (-1, 0, 0)),
+        ((0, -half_y, 0), (0, 1, 0)),
+        ((0, half_y, 0), (0, -1, 0)),
     ):
         world.add_collider_plane(point, normal, friction=0.5)
+    return world
+
+
+def _column(half: float, depth: float, fluid: dict | None = None, **kw: int) -> tuple[World, Fluid]:
+    """A square column of water 2 ``half`` wide and ``depth`` deep in plane walls, at the default budget;
+    ``fluid`` goes to ``add_fluid``, ``kw`` to ``World``."""
+    world = _walled(half, half, **kw)
     v, f = box_mesh((2 * half, 2 * half, depth), (0, 0, depth / 2))
     return world, world.add_fluid(fill_mesh_with_fluid(v, f, R), **(fluid or {}))
 
@@ -355,15 +362,7 @@ def test_oil_over_water_stays_layered_at_its_volumes() -> None:
     # half, Oil under Water:
     # test_oil_under_water_rises_to_the_top.)
     half_x, half_y, depth = 0.2, 0.1, 0.2
-    world = World(R, substeps=4, iterations=4)
-    world.add_collider_plane((0, 0, 0), (0, 0, 1), friction=0.5)
-    for point, normal in (
-        ((-half_x, 0, 0), (1, 0, 0)),
-        ((half_x, 0, 0), (-1, 0, 0)),
-        ((0, -half_y, 0), (0, 1, 0)),
-        ((0, half_y, 0), (0, -1, 0)),
-    ):
-        world.add_collider_plane(point, normal, friction=0.5)
+    world = _walled(half_x, half_y)
     rng = np.random.default_rng(7)
     layers = []
     for name, bottom in (("WATER", 0.0), ("OIL", depth)):
@@ -391,15 +390,7 @@ def _oil_under_water(tilt: float) -> tuple[World, Fluid, Fluid]:
     """A 0.4 x 0.2 x 0.4 m tank filled at r = 2.5 cm (default budget), the fill nudged by seeded 1e-3 r
     noise; Oil below the interface z = 0.2 m + ``tilt`` cos(pi (x + 0.2) / 0.4), Water above."""
     half_x, half_y, depth = 0.2, 0.1, 0.2
-    world = World(R)
-    world.add_collider_plane((0, 0, 0), (0, 0, 1), friction=0.5)
-    for point, normal in (
-        ((-half_x, 0, 0), (1, 0, 0)),
-        ((half_x, 0, 0), (-1, 0, 0)),
-        ((0, -half_y, 0), (0, 1, 0)),
-        ((0, half_y, 0), (0, -1, 0)),
-    ):
-        world.add_collider_plane(point, normal, friction=0.5)
+    world = _walled(half_x, half_y)
     points = fill_mesh_with_fluid(*box_mesh((2 * half_x, 2 * half_y, 2 * depth), (0, 0, depth)), R)
     points += 1e-3 * R * np.random.default_rng(7).standard_normal(points.shape)
     below = points[:, 2] < depth + tilt * np.cos(np.pi * (points[:, 0] + half_x) / (2 * half_x))
