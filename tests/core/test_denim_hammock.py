@@ -9,11 +9,11 @@ corners start 1 m apart and move in to 0.9 m over 0.5 s (10 % slack each way), t
 Reference (docs/physics.md, "Water in a Denim hammock"): an inextensible sheet's centre hangs at most
 sqrt(L_d^2 - S_d^2) below its corners, L_d = 0.707 m the half diagonal of the cloth, S_d = 0.636 m that of
 the pins' square: 0.308 m (0.339 m with the diagonals stretched by the tethers' 2 %). Real denim (E t ~
-1e4 N/m, KES-F) stretches under the water and sags deeper (0.38-0.42 m estimated; the same network with
+1e4 N/m, KES-F) stretches under the water and sags deeper (0.34-0.43 m estimated; the same network with
 edges of compliance 1e-4 m/N at 16 substeps 0.397 m). Ours (inextensible, default budget): empty 0.278 m,
 full 0.323 m (16 substeps: 0.267 / 0.287 m). The test holds what must hold for an inextensible cloth at
 any budget: the water sags it deeper than its own weight, never beyond what the tethers allow, and none
-of it goes through the cloth (what spills runs over the edges between the corners: 65-70 kg stay).
+of it goes through the cloth (what spills runs over the edges between the corners: 60-70 kg stay).
 """
 
 from __future__ import annotations
