@@ -80,3 +80,24 @@ def test_blas_runs_on_one_thread_while_a_world_steps_and_gets_its_threads_back(m
     assert seen
     assert set(seen) == {1}
     assert get() == 2  # the process's own count once the frame is done
+
+
+def test_overlapping_blas_blocks_give_the_process_its_count_back() -> None:
+    # Two worlds stepped from two Python threads enter and leave one_blas_thread out of order: the count
+    # must be 1 while any block is open and the process's own once the last one closed (a per-block
+    # save and restore left it at 1 for good when the blocks overlapped).
+    from unified_particles.core.blas_threads import blas_thread_api, one_blas_thread
+
+    api = blas_thread_api()
+    if api is None:
+        pytest.skip("NumPy without OpenBLAS: nothing to set")
+    get, put = api
+    put(2)
+    first, second = one_blas_thread(), one_blas_thread()
+    first.__enter__()
+    second.__enter__()
+    assert get() == 1
+    first.__exit__(None, None, None)  # the first one leaves while the second is still stepping
+    assert get() == 1
+    second.__exit__(None, None, None)
+    assert get() == 2

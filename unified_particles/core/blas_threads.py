@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -34,6 +35,9 @@ _SUFFIXES = ("64_", "_64", "")
 
 _api: tuple[Callable[[], int], Callable[[int], None]] | None = None
 _searched = False
+_lock = threading.Lock()
+_depth = 0  # blocks of one_blas_thread entered and not left
+_saved = 1  # the process's thread count when the first of them entered
 
 
 def blas_thread_api() -> tuple[Callable[[], int], Callable[[int], None]] | None:
@@ -67,14 +71,25 @@ def _find() -> tuple[Callable[[], int], Callable[[int], None]] | None:
 
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
-    """Within the block OpenBLAS runs on the calling thread only; its thread count is restored after."""
+    """Within the block OpenBLAS runs on the calling thread only; its thread count is restored after.
+
+    Nested and concurrent blocks (worlds stepped from several Python threads) share one count: the first
+    to enter sets 1, the last to leave puts the process's count back."""
+    global _depth, _saved
     api = blas_thread_api()
-    before = 1 if api is None else api[0]()
-    if api is None or before <= 1:
+    if api is None:
         yield
         return
-    api[1](1)
+    with _lock:
+        if _depth == 0:
+            _saved = api[0]()
+            if _saved > 1:
+                api[1](1)
+        _depth += 1
     try:
         yield
     finally:
-        api[1](before)
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _saved > 1:
+                api[1](_saved)
