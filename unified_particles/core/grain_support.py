@@ -97,8 +97,7 @@ def support_grains(
     i, j = i[near], j[near]
     if sized:
         r = r[near]
-    up = -gravity / g  # column by column: np.dot here is BLAS, whose threads spin on the other core
-    height = up[0] * xt[0] + up[1] * xt[1] + up[2] * xt[2]
+    height = np.dot(-gravity / g, xt)
     hi, hj = height[i], height[j]
     above = hi >= hj
     upper = np.where(above, i, j)

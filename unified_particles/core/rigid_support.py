@@ -144,9 +144,7 @@ def _support(
     grain = np.where(on_i, j, i)
     push = np.where(on_i, n, -n)  # the way the body is pushed, (3, K)
     up = -np.asarray(gravity, dtype=np.float64) / g
-    # Row by row, not ``up @ push``: that is BLAS's threaded gemv, whose second thread cost S9 a third of
-    # its wall time once the rocks rested on the sand (the other core spins; measured with gdb on exec_blas).
-    keep = np.flatnonzero(up[0] * push[0] + up[1] * push[1] + up[2] * push[2] > SUPPORT_COS)
+    keep = np.flatnonzero(up @ push > SUPPORT_COS)
     if not keep.size:
         return
     body_p, grain, push, gap = body_p[keep], grain[keep], push[:, keep], gap[keep]
